@@ -1,0 +1,30 @@
+import type { z } from 'zod';
+import { defineKind } from '../kind.js';
+import { SELECTOR_PROFILES, validateSelectors } from '../validation/tags.js';
+import { Violations } from '../validation/violations.js';
+import { message } from '../wire.js';
+import { selectorList } from './common.js';
+
+export const TrafficPermissionSpecSchema = message({
+  sources: selectorList(),
+  destinations: selectorList(),
+});
+export type TrafficPermissionSpec = z.infer<typeof TrafficPermissionSpecSchema>;
+
+export function validateTrafficPermission(spec: TrafficPermissionSpec) {
+  const v = new Violations();
+  validateSelectors(v, 'sources', spec.sources, SELECTOR_PROFILES.any);
+  validateSelectors(v, 'destinations', spec.destinations, SELECTOR_PROFILES.any);
+  return v.list;
+}
+
+export const trafficPermissionKind = defineKind({
+  name: 'TrafficPermission',
+  path: 'traffic-permissions',
+  scope: 'mesh',
+  displayName: 'Traffic Permissions',
+  singularDisplayName: 'Traffic Permission',
+  selection: 'sourcesDestinations',
+  schema: TrafficPermissionSpecSchema,
+  validate: validateTrafficPermission,
+});

@@ -1,0 +1,125 @@
+// Building blocks for kind schemas. Specs travel in the reference's proto3-JSON form:
+// camelCase names (snake_case accepted on input), unknown fields dropped, zero scalars and
+// empty lists/maps omitted on output, wrapper scalars kept even when zero, durations accepted
+// in Go form ("1h30m", "250ms") and emitted in seconds ("5400s", "0.250s").
+import { z } from 'zod';
+
+const camelCase = (key: string): string => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** A message: known fields only (snake_case keys are renamed to their camelCase field). */
+export function message<S extends z.ZodRawShape>(shape: S) {
+  const known = new Set(Object.keys(shape));
+  return z.preprocess((input) => {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) return input;
+    let renamed: Record<string, unknown> | undefined;
+    for (const key of Object.keys(input)) {
+      if (known.has(key) || !key.includes('_')) continue;
+      const camel = camelCase(key);
+      if (!known.has(camel)) continue;
+      renamed ??= { ...(input as Record<string, unknown>) };
+      if (!(camel in renamed)) renamed[camel] = renamed[key];
+      delete renamed[key];
+    }
+    return renamed ?? input;
+  }, z.object(shape));
+}
+
+const nonZero = <T>(value: T): T | undefined =>
+  value === 0 || value === '' || value === false ? undefined : value;
+
+function integer(min: number, max: number) {
+  return z.union([z.number(), z.string().regex(/^-?\d+$/, 'expected an integer')]).transform((v, ctx) => {
+    const n = typeof v === 'string' ? Number(v) : v;
+    if (!Number.isInteger(n) || n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message: `expected an integer in [${min}, ${max}], got ${JSON.stringify(v)}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
+const U32_MAX = 4294967295;
+const I32 = 2147483647;
+
+/** Plain proto3 scalars: the zero value is the same as absent and is omitted. */
+export const str = () => z.string().optional().transform(nonZero);
+export const bool = () => z.boolean().optional().transform(nonZero);
+export const u32 = () => integer(0, U32_MAX).optional().transform(nonZero);
+export const i32 = () => integer(-I32 - 1, I32).optional().transform(nonZero);
+export const double = () => z.number().optional().transform(nonZero);
+
+/** Wrapper scalars (google.protobuf.*Value): presence matters, zero is kept. */
+export const u32Value = () => integer(0, U32_MAX).optional();
+export const boolValue = () => z.boolean().optional();
+export const doubleValue = () => z.number().optional();
+export const strValue = () => z.string().optional();
+
+/** Enum by name; the zero value (first name) is omitted like any proto3 zero. */
+export function enumOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values).optional().transform((v) => (v === values[0] ? undefined : v));
+}
+
+/** Repeated field: omitted when empty. */
+export const list = <T extends z.ZodType>(item: T) =>
+  z.array(item).optional().transform((v) => (v && v.length > 0 ? v : undefined));
+
+/** map<string,string> (tags, selectors): omitted when empty. */
+export const stringMap = () =>
+  z.record(z.string(), z.string()).optional().transform((v) => (v && Object.keys(v).length > 0 ? v : undefined));
+
+/** A free-form JSON object (google.protobuf.Struct), kept as sent. */
+export const struct = () => z.record(z.string(), z.unknown()).optional();
+
+const DURATION_UNITS: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+const DURATION_PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
+
+/** Parses a Go duration ("1h30m", "0.2s", "-250ms", "0") into nanoseconds; undefined when malformed. */
+export function parseDurationNanos(text: string): number | undefined {
+  let rest = text;
+  let sign = 1;
+  if (rest.startsWith('-') || rest.startsWith('+')) {
+    sign = rest.startsWith('-') ? -1 : 1;
+    rest = rest.slice(1);
+  }
+  if (rest === '0') return 0;
+  if (rest === '') return undefined;
+  let total = 0;
+  DURATION_PART.lastIndex = 0;
+  while (DURATION_PART.lastIndex < rest.length) {
+    const match = DURATION_PART.exec(rest);
+    if (!match) return undefined;
+    total += Number(match[1]) * (DURATION_UNITS[match[2]!] ?? 0);
+  }
+  return sign * Math.round(total);
+}
+
+/** Formats nanoseconds the way proto3 JSON does: seconds with 0, 3, 6 or 9 fraction digits. */
+export function formatDurationNanos(nanos: number): string {
+  const sign = nanos < 0 ? '-' : '';
+  const abs = Math.abs(nanos);
+  const seconds = Math.floor(abs / 1e9);
+  const fraction = abs % 1e9;
+  if (fraction === 0) return `${sign}${seconds}s`;
+  let digits = String(fraction).padStart(9, '0');
+  if (digits.endsWith('000000')) digits = digits.slice(0, 3);
+  else if (digits.endsWith('000')) digits = digits.slice(0, 6);
+  return `${sign}${seconds}.${digits}s`;
+}
+
+/** google.protobuf.Duration: a message, so "0s" is kept (present but zero). */
+export const duration = () =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      const nanos = parseDurationNanos(text.trim());
+      if (nanos === undefined) {
+        ctx.addIssue({ code: 'custom', message: `invalid duration ${JSON.stringify(text)}` });
+        return z.NEVER;
+      }
+      return formatDurationNanos(nanos);
+    })
+    .optional();
+
+/** Nanoseconds of a normalised duration, for validators. */
+export const durationNanos = (value: string | undefined): number | undefined =>
+  value === undefined ? undefined : parseDurationNanos(value);

@@ -37,6 +37,8 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly schema: z.ZodType<Spec>;
   /** The reference's validation rules; all violations, in check order. */
   readonly validate: (spec: Spec) => Violation[];
+  /** Defaults the reference fills in before storing (visible on GET). */
+  readonly applyDefaults?: (spec: Spec) => Spec;
 }
 
 export type KindOptions<Spec> = Pick<KindDescriptor<Spec>, 'name' | 'path' | 'scope' | 'displayName' | 'singularDisplayName' | 'schema' | 'validate'> &

@@ -6,6 +6,7 @@ export * from './validation/violations.js';
 export * from './validation/tags.js';
 export * from './validation/scalars.js';
 export * from './names.js';
+export * from './errors.js';
 export * from './kinds/common.js';
 export * from './kinds/mesh.js';
 export * from './kinds/dataplane.js';

@@ -1,0 +1,50 @@
+import type { Violation } from './validation/violations.js';
+
+/**
+ * What went wrong, in domain terms. The REST layer maps each code to a status and the standard
+ * error body in one place; the zone sync maps it to its own errors.
+ */
+export type ErrorCode =
+  | 'bad_request'
+  | 'invalid'
+  | 'mesh_not_found'
+  | 'not_found'
+  | 'already_exists'
+  | 'conflict'
+  | 'forbidden'
+  | 'unauthenticated'
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'not_acceptable';
+
+export interface DomainErrorOptions {
+  /** Overrides the title the REST layer derives from the operation. */
+  title?: string;
+  violations?: Violation[];
+}
+
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly title: string | undefined;
+  readonly violations: Violation[];
+
+  constructor(code: ErrorCode, detail: string, options: DomainErrorOptions = {}) {
+    super(detail);
+    this.name = 'DomainError';
+    this.code = code;
+    this.title = options.title;
+    this.violations = options.violations ?? [];
+  }
+}
+
+/** The resource is not valid: one or more violated rules. */
+export const invalidResource = (violations: Violation[], title?: string): DomainError =>
+  new DomainError('invalid', 'Resource is not valid', { violations, ...(title ? { title } : {}) });
+
+const describeKey = (type: string, name: string, mesh: string) => `type="${type}" name="${name}" mesh="${mesh}"`;
+
+export const resourceNotFound = (): DomainError => new DomainError('not_found', 'Not found');
+export const resourceAlreadyExists = (type: string, name: string, mesh: string): DomainError =>
+  new DomainError('already_exists', `resource already exists: ${describeKey(type, name, mesh)}`, { title: 'Conflict' });
+export const resourceConflict = (type: string, name: string, mesh: string): DomainError =>
+  new DomainError('conflict', `resource conflict: ${describeKey(type, name, mesh)}`, { title: 'Conflict' });

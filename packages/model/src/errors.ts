@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'unauthenticated'
   | 'method_not_allowed'
   | 'unsupported_media_type'
-  | 'not_acceptable';
+  | 'not_acceptable'
+  | 'payload_too_large';
 
 export interface DomainErrorOptions {
   /** Overrides the title the REST layer derives from the operation. */

@@ -37,6 +37,10 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly schema: z.ZodType<Spec>;
   /** The reference's validation rules; all violations, in check order. */
   readonly validate: (spec: Spec) => Violation[];
+  /** The tag sets a `tag=key:value` list filter looks at (dataplane inbounds and gateway, service tags). */
+  readonly tagSets?: (spec: Spec) => Array<Record<string, string>>;
+  /** The gateway type a `gateway=` list filter looks at; undefined for a proxy without a gateway. */
+  readonly gatewayType?: (spec: Spec) => 'builtin' | 'delegated' | undefined;
   /** Defaults the reference fills in before storing (visible on GET). */
   readonly applyDefaults?: (spec: Spec) => Spec;
 }

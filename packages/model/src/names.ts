@@ -14,12 +14,16 @@ export const NAME_MESSAGES = {
     "invalid characters. A zone name must be a single lowercase RFC 1123 label: lower case alphanumeric characters or '-', starting and ending with an alphanumeric character, without dots",
 } as const;
 
-/** The message for a bad resource name, or undefined when it is fine. `strict` on create. */
+/**
+ * The message for a bad resource name, or undefined when it is fine. Creates use the strict
+ * subdomain rule; updates also accept the older, looser names so existing resources stay editable.
+ */
 export function checkResourceName(name: string, strict: boolean): string | undefined {
   if (name === '') return NAME_MESSAGES.empty;
   if (name.length > MAX_NAME_LENGTH) return NAME_MESSAGES.tooLong;
-  if (strict ? !SUBDOMAIN.test(name) : !LOOSE.test(name)) return NAME_MESSAGES.subdomain;
-  return undefined;
+  if (SUBDOMAIN.test(name)) return undefined;
+  if (strict) return NAME_MESSAGES.subdomain;
+  return LOOSE.test(name) ? undefined : NAME_MESSAGES.meshChars;
 }
 
 /** The message for a bad mesh name in a body, or undefined. */

@@ -1,15 +1,9 @@
-import type { z } from 'zod';
 import { defineKind } from '../kind.js';
-import { Violations } from '../validation/violations.js';
-import { message } from '../wire.js';
+import { SecretSpecSchema, type SecretSpec, validateSecret } from './secret.js';
 
-export const GlobalSecretSpecSchema = message({});
-export type GlobalSecretSpec = z.infer<typeof GlobalSecretSpecSchema>;
-
-export function validateGlobalSecret(spec: GlobalSecretSpec) {
-  const v = new Violations();
-  return v.list;
-}
+export const GlobalSecretSpecSchema = SecretSpecSchema;
+export type GlobalSecretSpec = SecretSpec;
+export const validateGlobalSecret = validateSecret;
 
 export const globalSecretKind = defineKind({
   name: 'GlobalSecret',

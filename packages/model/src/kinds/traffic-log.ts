@@ -1,13 +1,22 @@
 import type { z } from 'zod';
 import { defineKind } from '../kind.js';
+import { validateServiceToService } from '../validation/policy-rules.js';
 import { Violations } from '../validation/violations.js';
-import { message } from '../wire.js';
+import { message, str } from '../wire.js';
+import { selectorList } from './common.js';
 
-export const TrafficLogSpecSchema = message({});
+export const TrafficLogSpecSchema = message({
+  sources: selectorList(),
+  destinations: selectorList(),
+  // Optional: without a backend the mesh's default logging backend is used. Not checked
+  // against the mesh's backends (rest-contract §7.5).
+  conf: message({ backend: str() }).optional(),
+});
 export type TrafficLogSpec = z.infer<typeof TrafficLogSpecSchema>;
 
 export function validateTrafficLog(spec: TrafficLogSpec) {
   const v = new Violations();
+  validateServiceToService(v, spec);
   return v.list;
 }
 

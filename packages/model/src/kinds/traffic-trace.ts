@@ -1,13 +1,21 @@
 import type { z } from 'zod';
 import { defineKind } from '../kind.js';
+import { SELECTOR_PROFILES, validateSelectors } from '../validation/tags.js';
 import { Violations } from '../validation/violations.js';
-import { message } from '../wire.js';
+import { message, str } from '../wire.js';
+import { selectorList } from './common.js';
 
-export const TrafficTraceSpecSchema = message({});
+export const TrafficTraceSpecSchema = message({
+  selectors: selectorList(),
+  // Optional: without a backend the mesh's default tracing backend is used. Not checked
+  // against the mesh's backends (rest-contract §7.5).
+  conf: message({ backend: str() }).optional(),
+});
 export type TrafficTraceSpec = z.infer<typeof TrafficTraceSpecSchema>;
 
 export function validateTrafficTrace(spec: TrafficTraceSpec) {
   const v = new Violations();
+  validateSelectors(v, 'selectors', spec.selectors, SELECTOR_PROFILES.any);
   return v.list;
 }
 

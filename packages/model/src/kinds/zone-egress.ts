@@ -1,13 +1,25 @@
 import type { z } from 'zod';
 import { defineKind } from '../kind.js';
+import { overlapsLoopback, validateProxyAddress } from '../validation/address.js';
+import { validatePort } from '../validation/scalars.js';
 import { Violations } from '../validation/violations.js';
-import { message } from '../wire.js';
+import { message, str, u32 } from '../wire.js';
 
-export const ZoneEgressSpecSchema = message({});
+export const ZoneEgressSpecSchema = message({
+  zone: str(),
+  networking: message({ address: str(), port: u32(), admin: message({ port: u32() }).optional() }).optional(),
+});
 export type ZoneEgressSpec = z.infer<typeof ZoneEgressSpecSchema>;
 
 export function validateZoneEgress(spec: ZoneEgressSpec) {
   const v = new Violations();
+  const { address, port, admin } = spec.networking ?? {};
+  if (admin && (admin.port ?? 0) === (port ?? 0) && overlapsLoopback(address ?? '')) {
+    v.add('networking.admin.port', 'must differ from port');
+  }
+  // The reference reports this at `networking.address.address`.
+  if (address) validateProxyAddress(v, 'networking.address', address);
+  validatePort(v, 'networking.port', port);
   return v.list;
 }
 

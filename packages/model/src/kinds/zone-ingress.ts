@@ -1,13 +1,45 @@
 import type { z } from 'zod';
 import { defineKind } from '../kind.js';
-import { Violations } from '../validation/violations.js';
-import { message } from '../wire.js';
+import { overlapsLoopback, validateProxyAddress } from '../validation/address.js';
+import { validatePort } from '../validation/scalars.js';
+import { validateTags } from '../validation/tags.js';
+import { indexPath, Violations } from '../validation/violations.js';
+import { bool, list, message, str, stringMap, u32 } from '../wire.js';
 
-export const ZoneIngressSpecSchema = message({});
+export const ZoneIngressSpecSchema = message({
+  zone: str(),
+  networking: message({
+    address: str(),
+    advertisedAddress: str(),
+    port: u32(),
+    advertisedPort: u32(),
+    admin: message({ port: u32() }).optional(),
+  }).optional(),
+  availableServices: list(message({ tags: stringMap(), instances: u32(), mesh: str(), externalService: bool() })),
+});
 export type ZoneIngressSpec = z.infer<typeof ZoneIngressSpecSchema>;
 
 export function validateZoneIngress(spec: ZoneIngressSpec) {
   const v = new Violations();
+  const { address, advertisedAddress, port, advertisedPort, admin } = spec.networking ?? {};
+  if (admin) {
+    const adminPort = admin.port ?? 0;
+    const clashes =
+      (adminPort === (port ?? 0) && overlapsLoopback(address ?? '')) ||
+      (adminPort === (advertisedPort ?? 0) && overlapsLoopback(advertisedAddress ?? ''));
+    if (clashes) v.add('networking.admin.port', 'must differ from port');
+  }
+  if (!advertisedAddress && advertisedPort) v.add('networking.advertisedAddress', 'has to be defined with advertisedPort');
+  if (!advertisedPort && advertisedAddress) v.add('networking.advertisedPort', 'has to be defined with advertisedAddress');
+  // The reference reports these at `networking.address.address` and `networking.advertisedAddress.address`.
+  if (address) validateProxyAddress(v, 'networking.address', address);
+  if (advertisedAddress) validateProxyAddress(v, 'networking.advertisedAddress', advertisedAddress);
+  validatePort(v, 'networking.port', port);
+  if (advertisedPort) validatePort(v, 'networking.advertisedPort', advertisedPort);
+  // Singular `availableService`, as the reference spells the path.
+  (spec.availableServices ?? []).forEach((service, i) => {
+    validateTags(v, `${indexPath('availableService', i)}.tags`, service.tags, { requireService: true });
+  });
   return v.list;
 }
 

@@ -1,0 +1,3 @@
+import { runBinary } from '@mesh/control-plane';
+
+await runBinary('mesh-zone');

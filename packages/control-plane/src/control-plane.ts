@@ -1,0 +1,88 @@
+// Starting and stopping a control plane: store, API servers, diagnostics.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createApiApp } from '@mesh/http-api';
+import { parseDurationNanos, type Mode } from '@mesh/model';
+import { ResourceManager } from '@mesh/resource-manager';
+import { SqliteResourceStore } from '@mesh/store';
+import type { Logger } from 'pino';
+import type { ControlPlaneConfig } from './config.js';
+import { createDiagnosticsApp } from './diagnostics.js';
+import { closeGracefully, listen } from './listen.js';
+import { loadTlsMaterial } from './tls.js';
+
+export interface RunningControlPlane {
+  ports: { http?: number; https?: number; diagnostics?: number };
+  instanceId: string;
+  clusterId: string;
+  stop(): Promise<void>;
+}
+
+const CLUSTER_ID_SETTING = 'clusterId';
+
+export async function startControlPlane(config: ControlPlaneConfig, logger: Logger): Promise<RunningControlPlane> {
+  const mode = config.mode as Mode;
+  const inMemory = config.store.type === 'memory';
+  mkdirSync(config.general.workDir, { recursive: true });
+  const store = new SqliteResourceStore({ path: inMemory ? ':memory:' : config.store.sqlite.path });
+  const servers: Server[] = [];
+  let ready = false;
+
+  const stop = async () => {
+    ready = false;
+    const timeoutMs = (parseDurationNanos(config.runtime.shutdownTimeout) ?? 10e9) / 1e6;
+    await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
+    await store.close();
+  };
+
+  try {
+    let clusterId = await store.getSetting(CLUSTER_ID_SETTING);
+    if (!clusterId) {
+      clusterId = randomUUID();
+      await store.putSetting(CLUSTER_ID_SETTING, clusterId);
+    }
+    const instanceId = randomUUID();
+    const zoneName = config.multizone.zone.name || undefined;
+    const manager = new ResourceManager({ store, mode, ...(zoneName ? { zoneName } : {}) });
+    if (mode !== 'zone' && !config.defaults.skipMeshCreation && !config.defaults.skipTenantResources) {
+      await manager.ensureDefaultMesh();
+    }
+
+    const app = createApiApp({
+      manager,
+      mode,
+      readOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
+      zoneName,
+      access: { localhostIsAdmin: config.apiServer.authn.localhostIsAdmin },
+      corsAllowedDomains: config.apiServer.corsAllowedDomains,
+      logger,
+    });
+
+    const ports: RunningControlPlane['ports'] = {};
+    const api = config.apiServer;
+    if (api.http.enabled) {
+      const server = createHttpServer(app);
+      servers.push(server);
+      ports.http = await listen(server, api.http.port, api.http.interface, 'apiServer.http');
+    }
+    if (api.https.enabled) {
+      const tls = await loadTlsMaterial(config);
+      const server = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', requestCert: api.https.requireClientCert }, app);
+      servers.push(server);
+      ports.https = await listen(server, api.https.port, api.https.interface, 'apiServer.https');
+      logger.info({ certificate: tls.source }, 'HTTPS certificate');
+    }
+    const diagnostics = createHttpServer(createDiagnosticsApp(() => ready));
+    servers.push(diagnostics);
+    ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics');
+
+    ready = true;
+    logger.info({ mode, ports, store: inMemory ? 'memory' : config.store.sqlite.path, instanceId, clusterId }, 'control plane started');
+    return { ports, instanceId, clusterId, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,65 @@
+// The HTTPS certificate: the configured one, or a self-signed one generated at first start into
+// the work directory and reused afterwards.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import type { ControlPlaneConfig } from './config.js';
+
+export interface TlsMaterial {
+  cert: string;
+  key: string;
+  /** Where it came from, for the startup log. */
+  source: string;
+}
+
+function localAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((i): i is NonNullable<typeof i> => i !== undefined)
+    .map((i) => i.address);
+}
+
+async function generateSelfSigned(): Promise<{ cert: string; key: string }> {
+  const notAfter = new Date();
+  notAfter.setFullYear(notAfter.getFullYear() + 10);
+  const pems = await generate([{ name: 'commonName', value: hostname() }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    notAfterDate: notAfter,
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: hostname() },
+          { type: 2, value: 'localhost' },
+          ...localAddresses().map((ip) => ({ type: 7, ip })),
+        ],
+      },
+    ],
+  });
+  return { cert: pems.cert, key: pems.private };
+}
+
+export async function loadTlsMaterial(config: ControlPlaneConfig): Promise<TlsMaterial> {
+  const https = config.apiServer.https;
+  const certFile = https.tlsCertFile || config.general.tlsCertFile;
+  const keyFile = https.tlsKeyFile || config.general.tlsKeyFile;
+  if (certFile || keyFile) {
+    if (!certFile || !keyFile) throw new Error('apiServer.https: tlsCertFile and tlsKeyFile must be set together');
+    return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), source: certFile };
+  }
+  const certPath = join(config.general.workDir, 'mesh-cp.crt');
+  const keyPath = join(config.general.workDir, 'mesh-cp.key');
+  if (existsSync(certPath) && existsSync(keyPath)) {
+    return { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8'), source: certPath };
+  }
+  const generated = await generateSelfSigned();
+  mkdirSync(config.general.workDir, { recursive: true });
+  writeFileSync(keyPath, generated.key, { mode: 0o600 });
+  writeFileSync(certPath, generated.cert);
+  return { ...generated, source: `${certPath} (generated)` };
+}

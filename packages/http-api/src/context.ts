@@ -1,0 +1,21 @@
+import type { AnyKind, Mode } from '@mesh/model';
+import type { ResourceManager } from '@mesh/resource-manager';
+import type { AccessOptions } from './access.js';
+
+export interface Logger {
+  error(details: object, message: string): void;
+}
+
+/** Everything the REST surface depends on; no globals, so tests build as many servers as they like. */
+export interface ApiContext {
+  manager: ResourceManager;
+  mode: Mode;
+  /** `apiServer.readOnly`, or a Kubernetes environment: every kind refuses writes. */
+  readOnly: boolean;
+  zoneName: string | undefined;
+  access: AccessOptions;
+  corsAllowedDomains: readonly string[];
+  logger: Logger;
+}
+
+export const isWritable = (ctx: ApiContext, kind: AnyKind): boolean => !ctx.readOnly && kind.writableOn.includes(ctx.mode);

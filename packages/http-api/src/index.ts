@@ -1,0 +1,7 @@
+export { createApiApp, type ApiContext, type Logger } from './api.js';
+export { RouteTable, type Route, type Handler, type Params, type Method } from './route-table.js';
+export { errorBody, sendError, sendJson, type ErrorBody } from './errors.js';
+export { parsePage, nextPageUrl, collectionJson, type Page } from './pagination.js';
+export { resourceJson } from './resource-json.js';
+export { withOperation } from './handler.js';
+export { identifyCaller, requireAccess, ADMIN, ANONYMOUS, type Caller } from './access.js';

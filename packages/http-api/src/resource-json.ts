@@ -1,0 +1,23 @@
+// Resources on the wire, assembled from the stored JSON text without a parse/stringify round trip.
+import type { AnyKind } from '@mesh/model';
+import type { StoredResource } from '@mesh/store';
+
+/** `{type, mesh?, name, creationTime, modificationTime, labels?, ...spec}` in the reference's key order. */
+export function resourceJson(kind: AnyKind, resource: StoredResource): string {
+  let json = `{"type":${JSON.stringify(kind.wireType)}`;
+  if (kind.scope === 'mesh') json += `,"mesh":${JSON.stringify(resource.mesh)}`;
+  json += `,"name":${JSON.stringify(resource.name)},"creationTime":"${resource.creationTime}","modificationTime":"${resource.modificationTime}"`;
+  if (Object.keys(resource.labels).length > 0) json += `,"labels":${JSON.stringify(resource.labels)}`;
+  return resource.spec === '{}' ? `${json}}` : `${json},${resource.spec.slice(1)}`;
+}
+
+/** The Kubernetes-style rendering (`?format=k8s`): the spec under `spec`, meta under `metadata`. */
+export function kubernetesResourceJson(kind: AnyKind, resource: StoredResource): string {
+  const metadata = {
+    name: resource.name,
+    creationTimestamp: resource.creationTime,
+    ...(Object.keys(resource.labels).length > 0 ? { labels: resource.labels } : {}),
+  };
+  const mesh = kind.scope === 'mesh' ? `"mesh":${JSON.stringify(resource.mesh)},` : '';
+  return `{"apiVersion":"mesh.io/v1alpha1","kind":${JSON.stringify(kind.name)},${mesh}"metadata":${JSON.stringify(metadata)},"spec":${resource.spec}}`;
+}

@@ -1,0 +1,102 @@
+// A declarative route table: method, path pattern, handler. Matching is a walk down a trie of
+// path segments, so the cost does not grow with the number of kinds, and a known path with an
+// unregistered method is told apart from an unknown path (405 with Allow vs 404).
+import type { Request, Response } from 'express';
+
+export type Method = 'GET' | 'PUT' | 'DELETE' | 'POST';
+export type Params = Record<string, string>;
+export type Handler = (req: Request, res: Response, params: Params) => Promise<void> | void;
+
+export interface Route {
+  method: Method;
+  /** Segments separated by '/'; `{name}` captures one segment. */
+  path: string;
+  handler: Handler;
+}
+
+interface Node {
+  literals: Map<string, Node>;
+  param?: Node;
+  handlers: Map<Method, Handler>;
+  /** Names of the captured segments of the routes ending here, in order. */
+  paramNames: string[];
+}
+
+const newNode = (): Node => ({ literals: new Map(), handlers: new Map(), paramNames: [] });
+
+export interface RouteMatch {
+  params: Params;
+  handlers: ReadonlyMap<Method, Handler>;
+}
+
+export class RouteTable {
+  private readonly root = newNode();
+
+  add(route: Route): this {
+    let node = this.root;
+    const paramNames: string[] = [];
+    for (const segment of splitPath(route.path)) {
+      const param = /^\{(\w+)\}$/.exec(segment)?.[1];
+      if (param) {
+        paramNames.push(param);
+        node.param ??= newNode();
+        node = node.param;
+      } else {
+        let next = node.literals.get(segment);
+        if (!next) node.literals.set(segment, (next = newNode()));
+        node = next;
+      }
+    }
+    if (node.handlers.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    if (node.handlers.size > 0 && node.paramNames.join() !== paramNames.join()) throw new Error(`conflicting parameter names at ${route.path}`);
+    node.handlers.set(route.method, route.handler);
+    node.paramNames = paramNames;
+    return this;
+  }
+
+  /** The handlers of the path (decoded segments; a trailing slash is ignored), or undefined. */
+  match(path: string): RouteMatch | undefined {
+    const segments = splitPath(path).map(decodeSegment);
+    if (segments.some((s) => s === undefined)) return undefined;
+    const captured: string[] = [];
+    const node = walk(this.root, segments as string[], 0, captured);
+    if (!node) return undefined;
+    const params: Params = {};
+    node.paramNames.forEach((name, i) => {
+      params[name] = captured[i]!;
+    });
+    return { params, handlers: node.handlers };
+  }
+}
+
+/** Literal segments win over captures; backtracks when a literal branch leads nowhere. */
+function walk(node: Node, segments: string[], at: number, captured: string[]): Node | undefined {
+  if (at === segments.length) return node.handlers.size > 0 ? node : undefined;
+  const segment = segments[at]!;
+  const literal = node.literals.get(segment);
+  const found = literal && walk(literal, segments, at + 1, captured);
+  if (found) return found;
+  if (node.param && segment !== '') {
+    captured.push(segment);
+    const deeper = walk(node.param, segments, at + 1, captured);
+    if (deeper) return deeper;
+    captured.pop();
+  }
+  return undefined;
+}
+
+function splitPath(path: string): string[] {
+  const trimmed = path.replace(/^\/+/, '').replace(/\/+$/, '');
+  return trimmed === '' ? [] : trimmed.split('/');
+}
+
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Allow header value of a matched path. */
+export const allowedMethods = (match: RouteMatch): string => [...match.handlers.keys()].join(', ');

@@ -1,0 +1,2 @@
+export { ResourceManager, type ResourceManagerOptions, type WriteResult } from './manager.js';
+export type { Spec } from './hooks.js';

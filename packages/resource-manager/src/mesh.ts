@@ -1,0 +1,58 @@
+import { generateKeyPair } from 'node:crypto';
+import { promisify } from 'node:util';
+import { invalidResource } from '@mesh/model';
+import type { NewResource } from '@mesh/store';
+import { builtinCaSecrets, checkCaChange, mtlsOf, validateMtlsBackends } from './ca.js';
+import type { KindHooks, ManagerContext, Spec } from './hooks.js';
+import { defaultPolicies, signingKeySecretName } from './mesh-defaults.js';
+
+const generateRsaKeyPair = promisify(generateKeyPair);
+
+async function signingKeySecret(ctx: ManagerContext, mesh: string): Promise<NewResource[]> {
+  const name = signingKeySecretName(mesh);
+  if (await ctx.store.get({ type: 'Secret', mesh, name })) return [];
+  const { privateKey } = await generateRsaKeyPair('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  return [{ type: 'Secret', mesh, name, spec: JSON.stringify({ data: Buffer.from(privateKey).toString('base64') }) }];
+}
+
+async function checkMtls(ctx: ManagerContext, mesh: string, spec: Spec): Promise<void> {
+  const violations = await validateMtlsBackends(ctx, mesh, mtlsOf(spec));
+  if (violations.length > 0) throw invalidResource(violations);
+}
+
+/** Zones receive meshes from the global, with their secrets and policies; they create none. */
+const writesDefaults = (ctx: ManagerContext) => ctx.mode !== 'zone';
+
+export const meshHooks: KindHooks = {
+  async beforeCreate(ctx, key, spec) {
+    await checkMtls(ctx, key.name, spec);
+    return spec;
+  },
+  async afterCreate(ctx, created, spec) {
+    const mesh = created.name;
+    const owned = [...(await builtinCaSecrets(ctx, mesh, mtlsOf(spec)))];
+    if (writesDefaults(ctx)) {
+      owned.push(...(await signingKeySecret(ctx, mesh)));
+      owned.push(...defaultPolicies(mesh, (spec.skipCreatingInitialPolicies as string[] | undefined) ?? []));
+    }
+    await ctx.store.createMissing(owned);
+  },
+  async beforeUpdate(ctx, key, spec, current) {
+    checkCaChange(mtlsOf(JSON.parse(current.spec) as Spec), mtlsOf(spec));
+    await checkMtls(ctx, key.name, spec);
+    await ctx.store.createMissing(await builtinCaSecrets(ctx, key.name, mtlsOf(spec)));
+    return spec;
+  },
+  async beforeDelete(ctx, current) {
+    if ((await ctx.store.count('Dataplane', current.name)) > 0) {
+      throw invalidResource([{ field: 'mesh', message: 'unable to delete mesh, there are still some dataplanes attached' }]);
+    }
+  },
+  async delete(ctx, key) {
+    await ctx.store.deleteMesh(key.name);
+  },
+};

@@ -1,7 +1,6 @@
-// Wire building blocks beyond wire.ts, needed by the legacy policy kinds: 64-bit integers,
-// bytes and oneof groups, in the form the reference's decoder accepts and its encoder emits.
+// Wire building blocks beyond wire.ts, needed by the legacy policy kinds: 64-bit integers and
+// bytes, in the form the reference's decoder accepts and its encoder emits.
 import { z } from 'zod';
-import { message } from './wire.js';
 
 const U64_MAX = 2n ** 64n - 1n;
 
@@ -22,19 +21,19 @@ export const u64 = () =>
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** google.protobuf.BytesValue: standard padded base64 text, kept even when empty. */
-export const bytesValue = () => z.string().regex(BASE64, 'expected standard base64 data').optional();
-
 /**
- * A message holding one oneof group. The reference's decoder sets the members in declaration
- * order, each replacing the previous one, so when several are sent the last declared one wins.
- * String members use `strValue()`: a member set to "" is still the chosen one.
+ * google.protobuf.BytesValue: padded standard base64, kept even when empty. Line breaks are
+ * ignored on input, as Go's decoder does; anything else malformed is a decoding error.
  */
-export function oneof<S extends z.ZodRawShape>(shape: S) {
-  const lastDeclaredFirst = Object.keys(shape).reverse();
-  return message(shape).transform((group) => {
-    const members = group as Record<string, unknown>;
-    const chosen = lastDeclaredFirst.find((name) => members[name] !== undefined);
-    return (chosen === undefined ? {} : { [chosen]: members[chosen] }) as typeof group;
-  });
-}
+export const bytesValue = () =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      const data = text.replace(/[\r\n]/g, '');
+      if (!BASE64.test(data)) {
+        ctx.addIssue({ code: 'custom', message: 'illegal base64 data' });
+        return z.NEVER;
+      }
+      return data;
+    })
+    .optional();

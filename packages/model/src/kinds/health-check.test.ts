@@ -65,8 +65,9 @@ describe('HealthCheck', () => {
   });
 
   it('accepts a TCP check with base64 payloads and drops zero plain scalars', () => {
-    const body = { ...selectors, conf: { ...basicConf, intervalJitterPercent: 0, eventLogPath: '', tcp: { send: 'Zm9v', receive: ['YmFy', ''] } } };
+    const body = { ...selectors, conf: { ...basicConf, intervalJitterPercent: 0, eventLogPath: '', tcp: { send: 'Zm9v\n', receive: ['YmFy', ''] } } };
     expect(validate(body)).toEqual([]);
+    // Line breaks in base64 are ignored, as the reference's decoder does.
     expect(wireForm(healthCheckKind, body)).toEqual({ ...selectors, conf: { ...basicConf, tcp: { send: 'Zm9v', receive: ['YmFy', ''] } } });
   });
 

@@ -248,9 +248,9 @@ function validateMetrics(v: Violations, metrics: MeshSpec['metrics']): void {
 
 function validateConstraints(v: Violations, constraints: MeshConstraints): void {
   const proxy = constraints?.dataplaneProxy;
-  for (const list of ['requirements', 'restrictions'] as const) {
-    (proxy?.[list] ?? []).forEach((rule, i) => {
-      validateSelector(v, fieldPath(indexPath(`constraints.dataplaneProxy.${list}`, i), 'tags'), rule.tags, { requireAtLeastOneTag: true });
+  for (const rules of ['requirements', 'restrictions'] as const) {
+    (proxy?.[rules] ?? []).forEach((rule, i) => {
+      validateSelector(v, fieldPath(indexPath(`constraints.dataplaneProxy.${rules}`, i), 'tags'), rule.tags, { requireAtLeastOneTag: true });
     });
   }
 }

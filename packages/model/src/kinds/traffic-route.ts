@@ -4,8 +4,9 @@ import { validateServiceToService } from '../validation/policy-rules.js';
 import { validateSelector, type TagMap } from '../validation/tags.js';
 import { fieldPath, indexPath, keyPath, Violations } from '../validation/violations.js';
 import { bool, list, message, str, strValue, u32, u32Value } from '../wire.js';
-import { oneof, u64 } from '../wire-extra.js';
+import { u64 } from '../wire-extra.js';
 import { selectorList } from './common.js';
+import { messageWithOneof } from './oneof.js';
 
 /**
  * A destination tag map, kept even when empty: the reference tells `{}` (a destination without
@@ -15,15 +16,19 @@ const destinationMap = () => z.record(z.string(), z.string()).optional();
 
 const SplitSchema = message({ weight: u32Value(), destination: destinationMap() });
 
-const LoadBalancerSchema = oneof({
-  roundRobin: message({}).optional(),
-  leastRequest: message({ choiceCount: u32() }).optional(),
-  ringHash: message({ hashFunction: str(), minRingSize: u64(), maxRingSize: u64() }).optional(),
-  random: message({}).optional(),
-  maglev: message({}).optional(),
-});
+// Oneof members keep their presence: a string member set to "" is still the chosen one.
+const LoadBalancerSchema = messageWithOneof(
+  {
+    roundRobin: message({}).optional(),
+    leastRequest: message({ choiceCount: u32() }).optional(),
+    ringHash: message({ hashFunction: str(), minRingSize: u64(), maxRingSize: u64() }).optional(),
+    random: message({}).optional(),
+    maglev: message({}).optional(),
+  },
+  ['roundRobin', 'leastRequest', 'ringHash', 'random', 'maglev'],
+);
 
-const StringMatcherSchema = oneof({ prefix: strValue(), exact: strValue(), regex: strValue() });
+const StringMatcherSchema = messageWithOneof({ prefix: strValue(), exact: strValue(), regex: strValue() }, ['prefix', 'exact', 'regex']);
 
 const MatchSchema = message({
   method: StringMatcherSchema.optional(),
@@ -40,8 +45,8 @@ const HeadersSchema = message({
 });
 
 const ModifySchema = message({
-  path: oneof({ rewritePrefix: strValue(), regex: RegexReplaceSchema.optional() }).optional(),
-  host: oneof({ value: strValue(), fromPath: RegexReplaceSchema.optional() }).optional(),
+  path: messageWithOneof({ rewritePrefix: strValue(), regex: RegexReplaceSchema.optional() }, ['rewritePrefix', 'regex']).optional(),
+  host: messageWithOneof({ value: strValue(), fromPath: RegexReplaceSchema.optional() }, ['value', 'fromPath']).optional(),
   requestHeaders: HeadersSchema.optional(),
   responseHeaders: HeadersSchema.optional(),
 });

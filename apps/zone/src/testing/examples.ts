@@ -1,0 +1,241 @@
+// A valid body for every writable kind, as an operator would write it, with the collection path
+// the contract gives. The end-to-end tests create, update, list and delete each one over HTTP.
+const ALL = [{ match: { 'mesh.io/service': '*' } }];
+const TO_BACKEND = [{ match: { 'mesh.io/service': 'backend' } }];
+
+export interface Example {
+  type: string;
+  /** Collection path; `{mesh}` is replaced by the mesh. */
+  path: string;
+  meshScoped: boolean;
+  spec: Record<string, unknown>;
+  /** A change applied on update, to see it stored. */
+  update: Record<string, unknown>;
+}
+
+export const EXAMPLES: Example[] = [
+  {
+    type: 'Mesh',
+    path: '/meshes',
+    meshScoped: false,
+    spec: { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } },
+    update: { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] }, networking: { outbound: { passthrough: false } } },
+  },
+  {
+    type: 'Dataplane',
+    path: '/meshes/{mesh}/dataplanes',
+    meshScoped: true,
+    spec: {
+      networking: {
+        address: '10.0.0.1',
+        inbound: [{ port: 8080, servicePort: 80, tags: { 'mesh.io/service': 'web', 'mesh.io/protocol': 'http' } }],
+        outbound: [{ port: 10001, service: 'backend' }],
+      },
+    },
+    update: { networking: { address: '10.0.0.2', inbound: [{ port: 8080, tags: { 'mesh.io/service': 'web' } }] } },
+  },
+  {
+    type: 'HealthCheck',
+    path: '/meshes/{mesh}/health-checks',
+    meshScoped: true,
+    spec: { sources: ALL, destinations: TO_BACKEND, conf: { interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1 } },
+    update: { sources: ALL, destinations: TO_BACKEND, conf: { interval: '20s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1 } },
+  },
+  {
+    type: 'TrafficPermission',
+    path: '/meshes/{mesh}/traffic-permissions',
+    meshScoped: true,
+    spec: { sources: ALL, destinations: ALL },
+    update: { sources: [{ match: { 'mesh.io/service': 'web' } }], destinations: ALL },
+  },
+  {
+    type: 'TrafficLog',
+    path: '/meshes/{mesh}/traffic-logs',
+    meshScoped: true,
+    spec: { sources: ALL, destinations: ALL, conf: { backend: 'file' } },
+    update: { sources: ALL, destinations: ALL, conf: { backend: 'tcp' } },
+  },
+  {
+    type: 'TrafficRoute',
+    path: '/meshes/{mesh}/traffic-routes',
+    meshScoped: true,
+    spec: {
+      sources: ALL,
+      destinations: TO_BACKEND,
+      conf: {
+        split: [
+          { weight: 90, destination: { 'mesh.io/service': 'backend', version: 'v1' } },
+          { weight: 10, destination: { 'mesh.io/service': 'backend', version: 'v2' } },
+        ],
+      },
+    },
+    update: { sources: ALL, destinations: TO_BACKEND, conf: { destination: { 'mesh.io/service': 'backend' } } },
+  },
+  {
+    type: 'TrafficTrace',
+    path: '/meshes/{mesh}/traffic-traces',
+    meshScoped: true,
+    spec: { selectors: ALL, conf: { backend: 'zipkin' } },
+    update: { selectors: ALL, conf: { backend: 'jaeger' } },
+  },
+  {
+    type: 'FaultInjection',
+    path: '/meshes/{mesh}/fault-injections',
+    meshScoped: true,
+    spec: {
+      sources: ALL,
+      destinations: [{ match: { 'mesh.io/service': 'backend', 'mesh.io/protocol': 'http' } }],
+      conf: { delay: { percentage: 50, value: '0.100s' } },
+    },
+    update: {
+      sources: ALL,
+      destinations: [{ match: { 'mesh.io/service': 'backend', 'mesh.io/protocol': 'http' } }],
+      conf: { abort: { percentage: 10, httpStatus: 500 } },
+    },
+  },
+  {
+    type: 'Retry',
+    path: '/meshes/{mesh}/retries',
+    meshScoped: true,
+    spec: { sources: ALL, destinations: TO_BACKEND, conf: { http: { numRetries: 3, perTryTimeout: '2s' } } },
+    update: { sources: ALL, destinations: TO_BACKEND, conf: { tcp: { maxConnectAttempts: 2 } } },
+  },
+  {
+    type: 'Timeout',
+    path: '/meshes/{mesh}/timeouts',
+    meshScoped: true,
+    spec: { sources: ALL, destinations: TO_BACKEND, conf: { connectTimeout: '5s', http: { requestTimeout: '15s' } } },
+    update: { sources: ALL, destinations: TO_BACKEND, conf: { connectTimeout: "3s", tcp: { idleTimeout: "3600s" } } },
+  },
+  {
+    type: 'ProxyTemplate',
+    path: '/meshes/{mesh}/proxytemplates',
+    meshScoped: true,
+    spec: { selectors: TO_BACKEND, conf: { imports: ['default-proxy'] } },
+    update: { selectors: ALL, conf: { imports: ['default-proxy'] } },
+  },
+  {
+    type: 'CircuitBreaker',
+    path: '/meshes/{mesh}/circuit-breakers',
+    meshScoped: true,
+    spec: {
+      sources: ALL,
+      destinations: TO_BACKEND,
+      conf: {
+        interval: '5s',
+        baseEjectionTime: '30s',
+        maxEjectionPercent: 20,
+        detectors: { totalErrors: { consecutive: 20 }, standardDeviation: { requestVolume: 10, minimumHosts: 5, factor: 1.9 } },
+        thresholds: { maxConnections: 2, maxPendingRequests: 2, maxRequests: 2, maxRetries: 2 },
+      },
+    },
+    update: { sources: ALL, destinations: TO_BACKEND, conf: { thresholds: { maxConnections: 4 } } },
+  },
+  {
+    type: 'RateLimit',
+    path: '/meshes/{mesh}/rate-limits',
+    meshScoped: true,
+    spec: {
+      sources: [{ match: { 'mesh.io/service': 'frontend' } }],
+      destinations: TO_BACKEND,
+      conf: { http: { requests: 100, interval: '10s', onRateLimit: { status: 429, headers: [{ key: 'x-limited', value: 'true', append: true }] } } },
+    },
+    update: { sources: ALL, destinations: TO_BACKEND, conf: { http: { requests: 50, interval: '1s' } } },
+  },
+  {
+    type: 'VirtualOutbound',
+    path: '/meshes/{mesh}/virtual-outbounds',
+    meshScoped: true,
+    spec: {
+      selectors: ALL,
+      conf: {
+        host: '{{.svc}}.{{.inst}}.mesh',
+        port: '8080',
+        parameters: [
+          { name: 'svc', tagKey: 'mesh.io/service' },
+          { name: 'inst', tagKey: 'mesh.io/instance' },
+        ],
+      },
+    },
+    update: { selectors: ALL, conf: { host: '{{.svc}}.mesh', port: '80', parameters: [{ name: 'svc', tagKey: 'mesh.io/service' }] } },
+  },
+  {
+    type: 'MeshGateway',
+    path: '/meshes/{mesh}/meshgateways',
+    meshScoped: true,
+    spec: {
+      selectors: [{ match: { 'mesh.io/service': 'edge-gateway' } }],
+      tags: { product: 'edge' },
+      conf: {
+        listeners: [
+          { port: 8080, protocol: 'HTTP', hostname: 'foo.example.com', tags: { port: 'http-8080' } },
+          { port: 8443, protocol: 'HTTPS', hostname: '*', tls: { mode: 'TERMINATE', certificates: [{ secret: 'edge-cert' }] }, resources: { connectionLimit: 100 } },
+        ],
+      },
+    },
+    update: { selectors: [{ match: { 'mesh.io/service': 'edge-gateway' } }], conf: { listeners: [{ port: 8080, protocol: 'HTTP' }] } },
+  },
+  {
+    type: 'MeshGatewayRoute',
+    path: '/meshes/{mesh}/meshgatewayroutes',
+    meshScoped: true,
+    spec: {
+      selectors: [{ match: { 'mesh.io/service': 'edge-gateway' } }],
+      conf: {
+        http: {
+          hostnames: ['foo.example.com'],
+          rules: [
+            {
+              matches: [{ path: { match: 'PREFIX', value: '/api' } }],
+              filters: [{ requestHeader: { set: [{ name: 'x-env', value: 'prod' }] } }],
+              backends: [{ weight: 1, destination: { 'mesh.io/service': 'backend' } }],
+            },
+          ],
+        },
+      },
+    },
+    update: {
+      selectors: [{ match: { 'mesh.io/service': 'edge-gateway' } }],
+      conf: { tcp: { rules: [{ backends: [{ weight: 1, destination: { 'mesh.io/service': 'backend' } }] }] } },
+    },
+  },
+  {
+    type: 'ExternalService',
+    path: '/meshes/{mesh}/external-services',
+    meshScoped: true,
+    spec: { networking: { address: 'httpbin.org:443', tls: { enabled: true } }, tags: { 'mesh.io/service': 'httpbin', 'mesh.io/protocol': 'http' } },
+    update: { networking: { address: 'httpbin.org:80' }, tags: { 'mesh.io/service': 'httpbin' } },
+  },
+  {
+    type: 'Secret',
+    path: '/meshes/{mesh}/secrets',
+    meshScoped: true,
+    spec: { data: 'c2VjcmV0' },
+    update: { data: 'b3RoZXI=' },
+  },
+  {
+    type: 'Secret',
+    path: '/global-secrets',
+    meshScoped: false,
+    spec: { data: 'c2VjcmV0' },
+    update: { data: 'b3RoZXI=' },
+  },
+  { type: 'Zone', path: '/zones', meshScoped: false, spec: { enabled: true }, update: { enabled: false } },
+  {
+    type: 'ZoneIngress',
+    path: '/zone-ingresses',
+    meshScoped: false,
+    spec: {
+      networking: { address: '192.168.0.1', port: 10001, advertisedAddress: '10.0.0.1', advertisedPort: 10000 },
+      availableServices: [{ tags: { 'mesh.io/service': 'backend' }, instances: 2, mesh: 'default' }],
+    },
+    update: { networking: { address: '192.168.0.1', port: 10002 } },
+  },
+  {
+    type: 'ZoneEgress',
+    path: '/zoneegresses',
+    meshScoped: false,
+    spec: { networking: { address: '192.168.0.2', port: 10002 } },
+    update: { networking: { address: '192.168.0.3', port: 10002 } },
+  },
+];

@@ -153,12 +153,13 @@ describe('ProxyTemplate', () => {
       { [type]: { operation: 'add', match: {}, value: 'name: xyz' } },
       { [type]: { operation: 'add' } },
       { [type]: {} },
+      { [type]: { operation: 'patch', value: 'connectTimeout: *unknown' } },
     ]);
     expect(withConf({ modifications })).toEqual(
       (
         [
           ['cluster', 0],
-          ['listener', 7],
+          ['listener', 8],
         ] as const
       ).flatMap(([type, offset]) => {
         const at = (i: number, field: string) => `conf.modifications[${offset + i}].${type}.${field}`;
@@ -171,6 +172,7 @@ describe('ProxyTemplate', () => {
           { field: at(4, 'match'), message: 'cannot be defined' },
           { field: at(5, 'value'), message: `${NOT_VALID}expected an object` },
           { field: at(6, 'operation'), message: invalidOperation },
+          { field: at(7, 'value'), message: `${NOT_VALID}Unresolved alias (the anchor must be set before the alias): unknown` },
         ];
       }),
     );

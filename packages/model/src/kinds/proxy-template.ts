@@ -66,7 +66,14 @@ function parseEnvoyConfig(text: string): { value: unknown } | { error: string } 
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   const [error] = document.errors;
-  if (error === undefined) return { value: document.toJS() };
+  if (error === undefined) {
+    try {
+      return { value: document.toJS() };
+    } catch (failure) {
+      // Unresolved aliases and alias bombs only show when the document is turned into values.
+      return { error: (failure as Error).message };
+    }
+  }
   try {
     return { value: JSON.parse(text) };
   } catch {

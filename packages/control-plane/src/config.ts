@@ -155,3 +155,12 @@ function finish(config: ControlPlaneConfig): ControlPlaneConfig {
   if (config.store.sqlite.path === '') config.store.sqlite.path = join(config.general.workDir, 'mesh.db');
   return config;
 }
+
+export const MASK = '*****';
+
+/** The configuration as `/config` shows it: secret values replaced by the mask. */
+export function effectiveConfig(config: ControlPlaneConfig): Record<string, unknown> {
+  const shown = structuredClone(config) as ControlPlaneConfig;
+  shown.store.postgres.password = MASK;
+  return shown as unknown as Record<string, unknown>;
+}

@@ -1,6 +1,7 @@
 // Starting and stopping a control plane: store, API servers, diagnostics.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createApiApp } from '@mesh/http-api';
@@ -8,7 +9,8 @@ import { parseDurationNanos, type Mode } from '@mesh/model';
 import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store';
 import type { Logger } from 'pino';
-import type { ControlPlaneConfig } from './config.js';
+import { effectiveConfig, type ControlPlaneConfig } from './config.js';
+import { PRODUCT, VERSION } from './version.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { closeGracefully, listen } from './listen.js';
 import { loadTlsMaterial } from './tls.js';
@@ -58,6 +60,8 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       access: { localhostIsAdmin: config.apiServer.authn.localhostIsAdmin },
       corsAllowedDomains: config.apiServer.corsAllowedDomains,
       logger,
+      info: { hostname: config.general.advertisedHostname === 'localhost' ? hostname() : config.general.advertisedHostname, product: PRODUCT, version: VERSION, instanceId, clusterId },
+      effectiveConfig: effectiveConfig(config),
     });
 
     const ports: RunningControlPlane['ports'] = {};

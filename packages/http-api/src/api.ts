@@ -2,10 +2,11 @@ import express, { type Express, type Request, type Response } from 'express';
 import { applyCors } from './cors.js';
 import type { ApiContext } from './context.js';
 import { addCrudRoutes } from './crud.js';
+import { addViewRoutes } from './views/index.js';
 import { sendError } from './errors.js';
 import { allowedMethods, RouteTable, type Method } from './route-table.js';
 
-export type { ApiContext, Logger } from './context.js';
+export type { ApiContext, ControlPlaneInfo, Logger } from './context.js';
 
 const ROUTED_METHODS = new Set<string>(['GET', 'PUT', 'DELETE', 'POST']);
 
@@ -23,6 +24,7 @@ function acceptsJson(req: Request): boolean {
 export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): Express {
   const table = new RouteTable();
   addCrudRoutes(table, ctx);
+  addViewRoutes(table, ctx);
   extendRoutes?.(table);
 
   const app = express();

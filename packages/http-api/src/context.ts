@@ -2,6 +2,17 @@ import type { AnyKind, Mode } from '@mesh/model';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { AccessOptions } from './access.js';
 
+/** Facts about this process, shown by `/` and in subscriptions. */
+export interface ControlPlaneInfo {
+  hostname: string;
+  product: string;
+  version: string;
+  /** A UUID per process. */
+  instanceId: string;
+  /** A UUID kept in the store across restarts. */
+  clusterId: string;
+}
+
 export interface Logger {
   error(details: object, message: string): void;
 }
@@ -16,6 +27,9 @@ export interface ApiContext {
   access: AccessOptions;
   corsAllowedDomains: readonly string[];
   logger: Logger;
+  info: ControlPlaneInfo;
+  /** The effective configuration as `/config` shows it, secret values already masked. */
+  effectiveConfig: Record<string, unknown>;
 }
 
 export const isWritable = (ctx: ApiContext, kind: AnyKind): boolean => !ctx.readOnly && kind.writableOn.includes(ctx.mode);

@@ -31,10 +31,11 @@ export type MeshGatewaySpec = z.infer<typeof MeshGatewaySpecSchema>;
 /** Tags that describe the proxies themselves, so a gateway or listener may not set them. */
 const RESERVED_TAGS = new Set(['mesh.io/external-service-name', PROTOCOL_TAG, SERVICE_TAG, ZONE_TAG]);
 
-/** Selector-style tags without the reserved keys (the reserved-key check runs right after the key's name check). */
+/** Selector-style tags that may not use the reserved keys. */
 function validateGatewayTags(v: Violations, path: string, tags: TagMap | undefined): void {
   for (const key of sortedKeys(tags)) {
-    // Reserved keys are valid tag names, so checking key by key keeps the reference's order.
+    // Reserved keys are valid tag names, so checking key by key puts their violation where the
+    // reference does: after the key's name checks, before its value checks.
     if (RESERVED_TAGS.has(key)) v.add(keyPath(path, key), `tag name must not be ${JSON.stringify(key)}`);
     validateSelector(v, path, { [key]: tags?.[key] ?? '' }, {});
   }

@@ -45,7 +45,7 @@ export const ProxyTemplateSpecSchema = message({
 });
 export type ProxyTemplateSpec = z.infer<typeof ProxyTemplateSpecSchema>;
 
-/** The profiles a control plane generates (rest-contract §5.5). */
+/** The profiles a template may import (rest-contract §5.5; 2.5.0 also lists its internal `gateway-proxy`). */
 const PROFILES = ['default-proxy', 'egress-proxy', 'ingress-proxy'];
 
 const RESOURCE_OPERATIONS = ['add', 'patch', 'remove'];
@@ -87,12 +87,15 @@ const goJsonType = (value: unknown): string => (Array.isArray(value) ? 'array' :
 
 const ANY_WITHOUT_TYPE = "Any JSON doesn't have '@type'";
 
+/** A raw `resource` (an Any), the `value` of an add, or the `value` of a patch. */
+type EnvoyConfigUse = 'resource' | 'object' | 'patch';
+
 /**
  * Why embedded Envoy config is not valid, or undefined. Well-formed YAML/JSON describing an
  * object is the accepted approximation of the reference's deep Envoy validation. A `resource`
  * is an Any and needs `@type`; a `patch` may be empty (decoding nothing leaves the target as is).
  */
-function envoyConfigError(text: string, expected: 'resource' | 'object' | 'patch'): string | undefined {
+function envoyConfigError(text: string, expected: EnvoyConfigUse): string | undefined {
   const parsed = parseEnvoyConfig(text);
   if ('error' in parsed) return parsed.error;
   const { value } = parsed;
@@ -106,7 +109,7 @@ function envoyConfigError(text: string, expected: 'resource' | 'object' | 'patch
   return undefined;
 }
 
-function checkEnvoyConfig(v: Violations, path: string, text: string, expected: 'resource' | 'object' | 'patch'): void {
+function checkEnvoyConfig(v: Violations, path: string, text: string, expected: EnvoyConfigUse): void {
   const error = envoyConfigError(text, expected);
   if (error !== undefined) v.add(path, `native Envoy resource is not valid: ${error}`);
 }

@@ -6,13 +6,21 @@ import { z } from 'zod';
 
 const camelCase = (key: string): string => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
-/** A message: known fields only (snake_case keys are renamed to their camelCase field). */
+/**
+ * A message: known fields only (snake_case keys are renamed to their camelCase field); a field
+ * set to null is absent, as the reference's decoder treats it.
+ */
 export function message<S extends z.ZodRawShape>(shape: S) {
   const known = new Set(Object.keys(shape));
   return z.preprocess((input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) return input;
     let renamed: Record<string, unknown> | undefined;
-    for (const key of Object.keys(input)) {
+    for (const [key, value] of Object.entries(input)) {
+      if (value === null) {
+        renamed ??= { ...(input as Record<string, unknown>) };
+        delete renamed[key];
+        continue;
+      }
       if (known.has(key) || !key.includes('_')) continue;
       const camel = camelCase(key);
       if (!known.has(camel)) continue;
@@ -123,3 +131,40 @@ export const duration = () =>
 /** Nanoseconds of a normalised duration, for validators. */
 export const durationNanos = (value: string | undefined): number | undefined =>
   value === undefined ? undefined : parseDurationNanos(value);
+
+
+const U64_MAX = 2n ** 64n - 1n;
+
+/** uint64: a number or a decimal string on input, a decimal string on output; zero omitted. */
+export const u64 = () =>
+  z
+    .union([z.number().int(), z.string().regex(/^\d+$/, 'expected an integer')])
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return undefined;
+      const n = BigInt(value);
+      if (n < 0n || n > U64_MAX) {
+        ctx.addIssue({ code: 'custom', message: `expected an integer in [0, ${U64_MAX}], got ${JSON.stringify(value)}` });
+        return z.NEVER;
+      }
+      return n === 0n ? undefined : n.toString();
+    });
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * google.protobuf.BytesValue: padded standard base64, kept even when empty. Line breaks are
+ * ignored on input, as Go's decoder does; anything else malformed is a decoding error.
+ */
+export const bytesValue = () =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      const data = text.replace(/[\r\n]/g, '');
+      if (!BASE64.test(data)) {
+        ctx.addIssue({ code: 'custom', message: 'illegal base64 data' });
+        return z.NEVER;
+      }
+      return data;
+    })
+    .optional();

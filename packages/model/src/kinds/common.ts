@@ -1,6 +1,6 @@
 // Schema pieces shared by several kinds.
 import { z } from 'zod';
-import { list, message, stringMap } from '../wire.js';
+import { bytesValue, list, message, stringMap } from '../wire.js';
 
 /** `{match: {tag: value}}` */
 export const SelectorSchema = message({ match: stringMap() });
@@ -11,7 +11,7 @@ export const selectorList = () => list(SelectorSchema);
 /** A data source of TLS material: a secret name, inline base64 bytes, an inline string or a file. */
 export const DataSourceSchema = message({
   secret: z.string().optional(),
-  inline: z.string().optional(),
+  inline: bytesValue(),
   inlineString: z.string().optional(),
   file: z.string().optional(),
 });

@@ -209,8 +209,7 @@ export function checkDataplaneConstraints(meshName: string, dataplane: Dataplane
   if (!proxy) return [];
   const requirements = proxy.requirements ?? [];
   const restrictions = proxy.restrictions ?? [];
-  const networking = dataplane.networking;
-  const tagSets = [...(networking?.inbound ?? []).map((inbound) => inbound.tags ?? {}), ...(networking?.gateway ? [networking.gateway.tags ?? {}] : [])];
+  const tagSets = dataplaneTagSets(dataplane);
   const refuse = (why: string): Violation[] => [
     { field: 'networking', message: `dataplane cannot be a member of mesh ${JSON.stringify(meshName)} because its tags ${why} defined on the Mesh` },
   ];
@@ -224,6 +223,16 @@ export function checkDataplaneConstraints(meshName: string, dataplane: Dataplane
   return [];
 }
 
+/** The tag sets a dataplane is known by: each inbound's, then the gateway's. */
+export function dataplaneTagSets(spec: DataplaneSpec): TagMap[] {
+  const networking = spec.networking;
+  return [...(networking?.inbound ?? []).map((inbound) => inbound.tags ?? {}), ...(networking?.gateway ? [networking.gateway.tags ?? {}] : [])];
+}
+
+/** `builtin` or `delegated` for a gateway proxy (DELEGATED is the proto's zero value). */
+export const dataplaneGatewayType = (spec: DataplaneSpec): 'builtin' | 'delegated' | undefined =>
+  spec.networking?.gateway ? (spec.networking.gateway.type === 'BUILTIN' ? 'builtin' : 'delegated') : undefined;
+
 export const dataplaneKind = defineKind({
   name: 'Dataplane',
   path: 'dataplanes',
@@ -232,6 +241,8 @@ export const dataplaneKind = defineKind({
   singularDisplayName: 'Dataplane',
   writableOn: ['standalone', 'zone'],
   sync: 'zoneToGlobal',
+  tagSets: dataplaneTagSets,
+  gatewayType: dataplaneGatewayType,
   schema: DataplaneSpecSchema,
   validate: validateDataplane,
 });

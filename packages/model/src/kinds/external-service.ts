@@ -69,6 +69,7 @@ export const externalServiceKind = defineKind({
   displayName: 'External Services',
   singularDisplayName: 'External Service',
   inCatalogue: true,
+  tagSets: (spec) => [spec.tags ?? {}],
   schema: ExternalServiceSpecSchema,
   validate: validateExternalService,
 });

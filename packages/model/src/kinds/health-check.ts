@@ -3,8 +3,7 @@ import { defineKind } from '../kind.js';
 import { validateServiceToService } from '../validation/policy-rules.js';
 import { validateDuration, validateThreshold } from '../validation/scalars.js';
 import { fieldPath, indexPath, Violations } from '../validation/violations.js';
-import { boolValue, doubleValue, duration, list, message, str, u32, u32Value } from '../wire.js';
-import { bytesValue } from '../wire-extra.js';
+import { boolValue, bytesValue, doubleValue, duration, list, message, str, u32, u32Value } from '../wire.js';
 import { selectorList } from './common.js';
 
 const HeaderValueOptionSchema = message({

@@ -1,8 +1,7 @@
 import type { z } from 'zod';
 import { defineKind } from '../kind.js';
 import type { Violation } from '../validation/violations.js';
-import { message } from '../wire.js';
-import { bytesValue } from '../wire-extra.js';
+import { bytesValue, message } from '../wire.js';
 
 /** Shared by Secret and GlobalSecret (one message in the reference); `data` is base64. */
 export const SecretSpecSchema = message({ data: bytesValue() });

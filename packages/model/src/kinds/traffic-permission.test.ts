@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { decodeSpec } from '../decode.js';
+import { violationsOf } from '../test-support.js';
 import { trafficPermissionKind } from './traffic-permission.js';
 
-const validate = (body: unknown) => {
-  const decoded = decodeSpec(trafficPermissionKind, body);
-  if (!decoded.ok) throw new Error(decoded.message);
-  return trafficPermissionKind.validate(decoded.spec);
-};
+const validate = (body: unknown) => violationsOf(trafficPermissionKind, body);
 
 describe('TrafficPermission', () => {
   it('accepts sources and destinations with tags and wildcards', () => {

@@ -3,8 +3,7 @@ import { defineKind } from '../kind.js';
 import { validateServiceToService } from '../validation/policy-rules.js';
 import { validateSelector, type TagMap } from '../validation/tags.js';
 import { fieldPath, indexPath, keyPath, Violations } from '../validation/violations.js';
-import { bool, list, message, str, strValue, u32, u32Value } from '../wire.js';
-import { u64 } from '../wire-extra.js';
+import { bool, list, message, str, strValue, u32, u32Value, u64 } from '../wire.js';
 import { selectorList } from './common.js';
 import { messageWithOneof } from './oneof.js';
 

@@ -5,16 +5,10 @@ import type { Violations } from './violations.js';
 
 type Selectors = Array<{ match?: TagMap | undefined }> | undefined;
 
-/**
- * S-ONLY-SVC as the reference checks it: an empty selector reports only the two service
- * messages, not "must have at least one tag".
- */
-const ONLY_SERVICE = { ...SELECTOR_PROFILES.onlyService, requireAtLeastOneTag: false };
-
 /** Sources S-SVC and destinations S-ONLY-SVC: the policies applied from services to a service. */
 export function validateServiceToService(v: Violations, spec: { sources?: Selectors; destinations?: Selectors }): void {
   validateSelectors(v, 'sources', spec.sources, SELECTOR_PROFILES.service);
-  validateSelectors(v, 'destinations', spec.destinations, ONLY_SERVICE);
+  validateSelectors(v, 'destinations', spec.destinations, SELECTOR_PROFILES.onlyService);
 }
 
 /** No field of the message is set (an explicit `{}` or a message whose fields are all zero). */

@@ -77,8 +77,8 @@ export const SELECTOR_PROFILES = {
   any: { requireAtLeastOneSelector: true, requireAtLeastOneTag: true },
   /** S-SVC: S-ANY plus the service tag. */
   service: { requireAtLeastOneSelector: true, requireAtLeastOneTag: true, requireService: true },
-  /** S-ONLY-SVC: exactly one tag, the service. */
-  onlyService: { requireAtLeastOneSelector: true, requireAtLeastOneTag: true, requireService: true, onlyService: true },
+  /** S-ONLY-SVC: exactly one tag, the service (an empty one reports the two service messages only). */
+  onlyService: { requireAtLeastOneSelector: true, requireService: true, onlyService: true },
 } as const satisfies Record<string, SelectorRules>;
 
 /** A `{match}` selector as written in requests. */

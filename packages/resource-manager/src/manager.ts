@@ -1,4 +1,4 @@
-import { DomainError, getKind, type AnyKind, type Mode } from '@mesh/model';
+import { dataplaneKind, DomainError, externalServiceKind, meshKind, rateLimitKind, secretKind, type AnyKind, type Mode } from '@mesh/model';
 import type { ListPage, ListQuery, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import { dataplaneHooks } from './dataplane.js';
 import type { HooksByKind, KindHooks, ManagerContext, Spec } from './hooks.js';
@@ -8,11 +8,11 @@ import { secretHooks } from './secret.js';
 
 /** Kind-specific rules, one entry per kind that has any. */
 const HOOKS: HooksByKind = new Map<string, KindHooks>([
-  ['Mesh', meshHooks],
-  ['Dataplane', dataplaneHooks],
-  ['Secret', secretHooks],
-  ['RateLimit', rateLimitHooks],
-  ['ExternalService', externalServiceHooks],
+  [meshKind.name, meshHooks],
+  [dataplaneKind.name, dataplaneHooks],
+  [secretKind.name, secretHooks],
+  [rateLimitKind.name, rateLimitHooks],
+  [externalServiceKind.name, externalServiceHooks],
 ]);
 
 export interface ResourceManagerOptions {
@@ -83,7 +83,6 @@ export class ResourceManager {
 
   /** Creates mesh `default` (with its defaults) unless it exists. */
   async ensureDefaultMesh(): Promise<void> {
-    const meshKind = getKind('Mesh');
     if (await this.get(meshKind, '', 'default')) return;
     try {
       await this.create(meshKind, '', 'default', {});

@@ -1,10 +1,1 @@
-import { defineConfig } from 'tsup';
-
-export default defineConfig({
-  entry: ['src/main.ts'],
-  format: ['esm'],
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  banner: { js: '#!/usr/bin/env node' },
-});
+export { binaryConfig as default } from '../../tsup.base.js';

@@ -2,41 +2,12 @@
 // environment variables. Keys follow the reference's (`KUMA_X` is `MESH_X`); each env var is the
 // key path in upper snake case (`apiServer.http.port` -> MESH_API_SERVER_HTTP_PORT).
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseDurationNanos } from '@mesh/model';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_CONFIG } from './config-defaults.js';
 
-export const DEFAULT_CONFIG = {
-  environment: 'universal',
-  mode: 'standalone',
-  general: {
-    workDir: join(homedir(), '.mesh'),
-    advertisedHostname: 'localhost',
-    tlsCertFile: '',
-    tlsKeyFile: '',
-  },
-  store: {
-    type: 'sqlite',
-    sqlite: { path: '' },
-    unsafeDelete: false,
-    kubernetes: { systemNamespace: 'mesh-system' },
-    postgres: { host: '127.0.0.1', port: 15432, user: 'mesh', password: 'mesh', dbName: 'mesh', connectionTimeout: 5 },
-  },
-  apiServer: {
-    readOnly: false,
-    corsAllowedDomains: ['.*'],
-    http: { enabled: true, interface: '0.0.0.0', port: 5681 },
-    https: { enabled: true, interface: '0.0.0.0', port: 5682, tlsCertFile: '', tlsKeyFile: '', requireClientCert: false },
-    authn: { type: 'tokens', localhostIsAdmin: true },
-  },
-  defaults: { skipMeshCreation: false, skipTenantResources: false },
-  diagnostics: { serverPort: 5680, debugEndpoints: false },
-  multizone: {
-    global: { kds: { grpcPort: 5685 } },
-    zone: { name: '', globalAddress: '' },
-  },
-  runtime: { shutdownTimeout: '10s' },
-};
+export { DEFAULT_CONFIG };
 
 type Widen<T> = T extends string ? string : T extends number ? number : T extends boolean ? boolean : T extends readonly string[] ? string[] : { [K in keyof T]: Widen<T[K]> };
 export type ControlPlaneConfig = Widen<typeof DEFAULT_CONFIG>;
@@ -58,6 +29,10 @@ export function configKeys(tree: Tree = DEFAULT_CONFIG, prefix: string[] = []): 
   );
 }
 
+/** A string default written as a Go duration (`1s`, `5m0s`) makes its key a duration. */
+const isDurationKey = (like: unknown) => typeof like === 'string' && like !== '' && parseDurationNanos(like) !== undefined;
+
+/** A text value (an env var, or a YAML scalar) as the type of the key's default. */
 function coerce(text: string, like: unknown, where: string): unknown {
   if (typeof like === 'number') {
     if (!/^-?\d+$/.test(text.trim())) throw new ConfigError(`${where}: expected an integer, got "${text}"`);
@@ -69,6 +44,11 @@ function coerce(text: string, like: unknown, where: string): unknown {
     return lower === 'true';
   }
   if (Array.isArray(like)) return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (isDurationKey(like)) {
+    const nanos = parseDurationNanos(text.trim());
+    if (nanos === undefined) throw new ConfigError(`${where}: expected a duration such as 10s, 500ms or 1m30s, got "${text}"`);
+    return formatGoDuration(nanos);
+  }
   return text;
 }
 
@@ -77,7 +57,7 @@ function merge(base: Tree, overlay: Tree, where: string): Tree {
   const out: Tree = { ...base };
   for (const [key, value] of Object.entries(overlay)) {
     const path = where ? `${where}.${key}` : key;
-    if (!(key in base)) throw new ConfigError(`${path}: unknown configuration key`);
+    if (!(key in base)) throw new ConfigError(`${path}: ${legacyKeyNote(path) ?? 'unknown configuration key'}`);
     const current = base[key];
     if (value === null || value === undefined) continue;
     if (isTree(current)) {
@@ -86,19 +66,22 @@ function merge(base: Tree, overlay: Tree, where: string): Tree {
     } else if (Array.isArray(current)) {
       if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new ConfigError(`${path}: expected a list of strings`);
       out[key] = value;
-    } else if (typeof value !== typeof current) {
-      if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') out[key] = coerce(String(value), current, path);
-      else throw new ConfigError(`${path}: expected a ${typeof current}`);
+    } else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') {
+      out[key] = coerce(String(value), current, path);
     } else {
-      out[key] = value;
+      throw new ConfigError(`${path}: expected a ${typeof current}`);
     }
   }
   return out;
 }
 
+/** Writes a value, creating the mappings on the way. */
 function setPath(tree: Tree, path: readonly string[], value: unknown): void {
   let node = tree;
-  for (const key of path.slice(0, -1)) node = node[key] as Tree;
+  for (const key of path.slice(0, -1)) {
+    if (!isTree(node[key])) node[key] = {};
+    node = node[key] as Tree;
+  }
   node[path.at(-1)!] = value;
 }
 
@@ -138,29 +121,100 @@ const ENVIRONMENTS = ['universal', 'kubernetes'];
 const MODES = ['standalone', 'global', 'zone'];
 const STORE_TYPES = ['sqlite', 'memory'];
 
+/** Numeric keys named `port` or `...Port` hold TCP ports. */
+const PORT_KEYS = configKeys().filter(({ path }) => typeof getPath(DEFAULT_CONFIG, path) === 'number' && /^port$|Port$/.test(path.at(-1)!));
+
 function finish(config: ControlPlaneConfig): ControlPlaneConfig {
   if (!ENVIRONMENTS.includes(config.environment)) throw new ConfigError(`environment: must be one of ${ENVIRONMENTS.join(', ')}, got "${config.environment}"`);
   if (!MODES.includes(config.mode)) throw new ConfigError(`mode: must be one of ${MODES.join(', ')}, got "${config.mode}"`);
   if (!STORE_TYPES.includes(config.store.type)) throw new ConfigError(`store.type: must be one of ${STORE_TYPES.join(', ')}, got "${config.store.type}"`);
   if (config.mode === 'zone' && config.multizone.zone.name === '') throw new ConfigError('multizone.zone.name: a zone control plane needs a zone name (MESH_MULTIZONE_ZONE_NAME)');
-  for (const [key, port] of [
-    ['apiServer.http.port', config.apiServer.http.port],
-    ['apiServer.https.port', config.apiServer.https.port],
-    ['diagnostics.serverPort', config.diagnostics.serverPort],
-    ['multizone.global.kds.grpcPort', config.multizone.global.kds.grpcPort],
-  ] as const) {
-    if (port < 0 || port > 65535) throw new ConfigError(`${key}: port must be in the range [0, 65535], got ${port}`);
+  for (const { path } of PORT_KEYS) {
+    const port = getPath(config, path) as number;
+    if (port < 0 || port > 65535) throw new ConfigError(`${path.join('.')}: port must be in the range [0, 65535], got ${port}`);
   }
   config.general.workDir = resolve(config.general.workDir);
   if (config.store.sqlite.path === '') config.store.sqlite.path = join(config.general.workDir, 'mesh.db');
   return config;
 }
 
+/** Go's `time.Duration.String()`: `0s`, `250ms`, `1.5s`, `1m30s`, `72h0m0s`. */
+export function formatGoDuration(nanos: number): string {
+  if (nanos === 0) return '0s';
+  const sign = nanos < 0 ? '-' : '';
+  const abs = Math.abs(nanos);
+  // Below a second Go picks the largest unit under the value; above it, h/m/s with a fraction of s.
+  if (abs < 1e9) {
+    const [unit, size] = abs < 1e3 ? ['ns', 1] : abs < 1e6 ? ['µs', 1e3] : ['ms', 1e6];
+    return `${sign}${decimal(abs, size as number)}${unit}`;
+  }
+  const hours = Math.floor(abs / 3600e9);
+  const minutes = Math.floor((abs % 3600e9) / 60e9);
+  const seconds = `${decimal(abs % 60e9, 1e9)}s`;
+  if (hours > 0) return `${sign}${hours}h${minutes}m${seconds}`;
+  if (minutes > 0) return `${sign}${minutes}m${seconds}`;
+  return `${sign}${seconds}`;
+}
+
+/** `value / unit` in decimal without trailing zeros, exact for integer nanoseconds. */
+function decimal(value: number, unit: number): string {
+  const whole = Math.floor(value / unit);
+  const digits = String(unit).length - 1;
+  const fraction = String(value % unit).padStart(digits, '0').replace(/0+$/, '');
+  return fraction === '' ? String(whole) : `${whole}.${fraction}`;
+}
+
 export const MASK = '*****';
 
-/** The configuration as `/config` shows it: secret values replaced by the mask. */
+/** Keys whose values `/config` never shows. */
+const SECRET_KEYS: readonly string[] = ['store.postgres.password'];
+
+/**
+ * Keys of the seed contract's older layout that `/config` still shows, each with the key whose value
+ * it mirrors: the servers they named were folded into the API, dataplane and diagnostics servers.
+ * They are views, not settings, so every value has one source.
+ */
+const LEGACY_KEYS: ReadonlyArray<readonly [shown: string, source: string]> = [
+  ['apiServer.port', 'apiServer.http.port'],
+  ['bootstrapServer.port', 'dpServer.port'],
+  ['xdsServer.grpcPort', 'dpServer.port'],
+  ['xdsServer.diagnosticsPort', 'diagnostics.serverPort'],
+  ['sdsServer.grpcPort', 'dpServer.port'],
+  ['sdsServer.tlsCertFile', 'dpServer.tlsCertFile'],
+  ['sdsServer.tlsKeyFile', 'dpServer.tlsKeyFile'],
+  ['guiServer.port', 'apiServer.http.port'],
+  ['guiServer.apiServerUrl', 'apiServer.rootUrl'],
+  ['discovery.universal.pollingInterval', 'xdsServer.dataplaneConfigurationRefreshInterval'],
+  ['adminServer.apis.dataplaneToken.enabled', 'dpServer.authn.dpProxy.dpToken.enableIssuer'],
+  ['dataplaneTokenServer.enabled', 'dpServer.authn.dpProxy.dpToken.enableIssuer'],
+  // The admin and token servers had a localhost port and a public, TLS-capable one.
+  ...['adminServer', 'dataplaneTokenServer'].flatMap((server) => [
+    [`${server}.local.port`, 'apiServer.http.port'] as const,
+    [`${server}.public.enabled`, 'apiServer.https.enabled'] as const,
+    [`${server}.public.interface`, 'apiServer.https.interface'] as const,
+    [`${server}.public.port`, 'apiServer.https.port'] as const,
+    [`${server}.public.tlsCertFile`, 'apiServer.https.tlsCertFile'] as const,
+    [`${server}.public.tlsKeyFile`, 'apiServer.https.tlsKeyFile'] as const,
+    [`${server}.public.clientCertsDir`, 'apiServer.auth.clientCertsDir'] as const,
+  ]),
+];
+
+/** `defaults.mesh` of the older layout: the definition mesh `default` is created with (an empty spec). */
+export const DEFAULT_MESH_DEFINITION = 'type: Mesh\nname: default\n';
+
+/** Why an unknown YAML key is refused when it is one of the older keys `/config` shows. */
+function legacyKeyNote(path: string): string | undefined {
+  const source = LEGACY_KEYS.find(([shown]) => shown === path)?.[1];
+  if (source) return `shown by /config for older clients and not a setting; set ${source} instead`;
+  const shownBelow = [...LEGACY_KEYS.map(([shown]) => shown), 'defaults.mesh'].some((shown) => shown === path || shown.startsWith(`${path}.`));
+  return shownBelow ? 'shown by /config for older clients and not a setting' : undefined;
+}
+
+/** The configuration as `/config` shows it: the 2.5.0 layout, the older keys, secret values masked. */
 export function effectiveConfig(config: ControlPlaneConfig): Record<string, unknown> {
-  const shown = structuredClone(config) as ControlPlaneConfig;
-  shown.store.postgres.password = MASK;
-  return shown as unknown as Record<string, unknown>;
+  const shown = structuredClone(config) as unknown as Tree;
+  for (const [legacy, source] of LEGACY_KEYS) setPath(shown, legacy.split('.'), getPath(shown, source.split('.')));
+  setPath(shown, ['defaults', 'mesh'], DEFAULT_MESH_DEFINITION);
+  for (const key of SECRET_KEYS) setPath(shown, key.split('.'), MASK);
+  return shown;
 }

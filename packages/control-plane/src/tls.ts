@@ -34,9 +34,9 @@ async function generateSelfSigned(): Promise<{ cert: string; key: string }> {
       {
         name: 'subjectAltName',
         altNames: [
-          { type: 2, value: hostname() },
-          { type: 2, value: 'localhost' },
-          ...localAddresses().map((ip) => ({ type: 7, ip })),
+          { type: 2 as const, value: hostname() },
+          { type: 2 as const, value: 'localhost' },
+          ...localAddresses().map((ip) => ({ type: 7 as const, ip })),
         ],
       },
     ],

@@ -19,14 +19,15 @@ export interface AccessOptions {
 
 /**
  * The caller of a request. User tokens are not issued by this control plane yet, so a bearer
- * token cannot be verified and is refused rather than silently ignored.
+ * token cannot be verified and is refused rather than silently ignored. As in the reference, a
+ * localhost admin stays admin: the token is only looked at for an otherwise anonymous caller.
  */
 export function identifyCaller(req: Request, options: AccessOptions): Caller {
+  if (options.localhostIsAdmin && LOOPBACK.has(req.socket.remoteAddress ?? '')) return ADMIN;
   const authorization = req.get('authorization');
   if (authorization && /^bearer\s/i.test(authorization)) {
     throw new DomainError('unauthenticated', 'Unauthenticated', { title: 'Invalid authentication data' });
   }
-  if (options.localhostIsAdmin && LOOPBACK.has(req.socket.remoteAddress ?? '')) return ADMIN;
   return ANONYMOUS;
 }
 

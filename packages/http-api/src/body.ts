@@ -18,19 +18,25 @@ export async function readBodyText(req: Request): Promise<string> {
     throw new DomainError('unsupported_media_type', 'Unsupported Media Type: the body must be application/json', { title: 'Unsupported Media Type' });
   }
   const declared = Number(req.get('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  if (declared > MAX_BODY_BYTES) throw tooLarge(req);
   const chunks: Buffer[] = [];
   let received = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     received += chunk.length;
-    if (received > MAX_BODY_BYTES) throw tooLarge();
+    if (received > MAX_BODY_BYTES) throw tooLarge(req);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const tooLarge = () =>
-  new DomainError('payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`, { title: 'Payload Too Large' });
+/**
+ * The rest of a refused body is never read, so the connection cannot carry another request:
+ * `Connection: close` tells the client not to reuse it (it would hang, then be reset).
+ */
+function tooLarge(req: Request): DomainError {
+  req.res?.setHeader('Connection', 'close');
+  return new DomainError('payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`, { title: 'Payload Too Large' });
+}
 
 /** Parses a body of kind `kindName`; failures carry the reference's `invalid <Kind> object` wrapper. */
 export function parseJsonBody(text: string, kindName: string): unknown {

@@ -24,7 +24,11 @@ function parseTagFilter(values: string[]): Map<string, string> {
 
 /** One tag set holds every wanted key, each value containing the wanted one (or wanted `*`). */
 const tagSetMatches = (tags: Record<string, string>, wanted: Map<string, string>): boolean =>
-  [...wanted].every(([key, value]) => key in tags && (value === '*' || tags[key]!.includes(value)));
+  [...wanted].every(([key, value]) => {
+    // Own keys only: `constructor` or `__proto__` are no tags of anything.
+    const actual = Object.hasOwn(tags, key) ? tags[key] : undefined;
+    return typeof actual === 'string' && (value === '*' || actual.includes(value));
+  });
 
 const GATEWAY_FILTERS = new Set(['true', 'false', 'builtin', 'delegated']);
 

@@ -54,8 +54,12 @@ export function nextPageUrl(req: Request, page: Page, total: number): string | n
   const params = [...new URLSearchParams(at === -1 ? '' : raw.slice(at + 1))].filter(([key]) => key !== 'offset');
   params.push(['offset', String(page.offset + page.size)]);
   params.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}${path}?${new URLSearchParams(params).toString()}`;
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}${path}?${formEncode(params)}`;
 }
+
+/** Form encoding as the reference's (Go `url.Values.Encode`): `*` escaped, `~` kept. */
+const formEncode = (params: Array<[string, string]>): string =>
+  new URLSearchParams(params).toString().replace(/\*/g, '%2A').replace(/%7E/g, '~');
 
 /** The collection envelope `{total, items, next}` from already-serialised items. */
 export const collectionJson = (items: readonly string[], total: number, next: string | null): string =>

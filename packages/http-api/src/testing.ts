@@ -1,0 +1,243 @@
+// Test support for the REST layer's behaviour tests: a real server on a free port over an
+// in-memory store, a small fetch client, and a snapshot of everything stored. Not exported from
+// index.ts; only the *.test.ts files beside it use it.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { KINDS, type Mode } from '@mesh/model';
+import { expect } from 'vitest';
+import { ResourceManager } from '@mesh/resource-manager';
+import { SqliteResourceStore } from '@mesh/store';
+import { createApiApp } from './api.js';
+import type { ApiContext } from './context.js';
+
+export interface TestApiOptions {
+  mode?: Mode;
+  readOnly?: boolean;
+  zoneName?: string;
+  localhostIsAdmin?: boolean;
+  corsAllowedDomains?: string[];
+  /** Creates mesh `default` with its default policies (true unless told otherwise). */
+  defaultMesh?: boolean;
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed body; undefined when it is empty or not JSON. */
+  body: any;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is; `body` is JSON-encoded otherwise. */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+  /** The Content-Type of a body: application/json unless told; null sends none. */
+  contentType?: string | null;
+}
+
+export interface TestApi {
+  url: string;
+  manager: ResourceManager;
+  store: SqliteResourceStore;
+  /** Moves the store's clock on (every write is stamped with the clock's time). */
+  advanceClock(ms: number): void;
+  request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  get(path: string, headers?: Record<string, string>): Promise<Reply>;
+  put(path: string, body: unknown, headers?: Record<string, string>): Promise<Reply>;
+  del(path: string, headers?: Record<string, string>): Promise<Reply>;
+  /** Every stored resource, as `type mesh/name version spec`, sorted: compare before and after. */
+  snapshot(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** The store clock starts here, on a whole second, so timestamps show `.000Z` until moved. */
+export const CLOCK_START = new Date('2024-05-06T07:08:09.000Z');
+
+export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
+  let now = CLOCK_START.getTime();
+  const store = new SqliteResourceStore({ path: ':memory:', now: () => new Date(now) });
+  const mode = options.mode ?? 'standalone';
+  const manager = new ResourceManager({ store, mode, ...(options.zoneName !== undefined ? { zoneName: options.zoneName } : {}) });
+  if (options.defaultMesh ?? true) await manager.ensureDefaultMesh();
+  // A cast, so the helper keeps compiling while the context grows fields these tests do not use.
+  const ctx = {
+    manager,
+    mode,
+    readOnly: options.readOnly ?? false,
+    zoneName: options.zoneName,
+    access: { localhostIsAdmin: options.localhostIsAdmin ?? true },
+    corsAllowedDomains: options.corsAllowedDomains ?? ['.*'],
+    logger: { error() {} },
+    info: { hostname: 'test-host', product: 'Mesh', version: '0.0.0', instanceId: '00000000-0000-4000-8000-000000000000', clusterId: '' },
+    effectiveConfig: {},
+  } as unknown as ApiContext;
+  const server: Server = createServer(createApiApp(ctx));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const request = async (method: string, path: string, req: RequestOptions = {}): Promise<Reply> => {
+    const headers: Record<string, string> = { ...req.headers };
+    let body: string | Buffer | undefined = req.raw;
+    if (body === undefined && req.body !== undefined) body = JSON.stringify(req.body);
+    const contentType = req.contentType === undefined ? 'application/json' : req.contentType;
+    if (body !== undefined && contentType !== null) headers['content-type'] = contentType;
+    // A Buffer body makes fetch send no Content-Type of its own.
+    if (body !== undefined && contentType === null && typeof body === 'string') body = Buffer.from(body);
+    const response = await fetch(url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed };
+  };
+
+  return {
+    url,
+    manager,
+    store,
+    advanceClock(ms) {
+      now += ms;
+    },
+    request,
+    get: (path, headers) => request('GET', path, { ...(headers ? { headers } : {}) }),
+    put: (path, body, headers) => request('PUT', path, { body, ...(headers ? { headers } : {}) }),
+    del: (path, headers) => request('DELETE', path, { ...(headers ? { headers } : {}) }),
+    async snapshot() {
+      const lines: string[] = [];
+      for (const kind of KINDS) {
+        const { items } = await store.list({ type: kind.name, offset: 0, size: 0 });
+        for (const r of items) lines.push(`${r.type} ${r.mesh}/${r.name} v${r.version} ${r.modificationTime} ${r.spec}`);
+      }
+      return lines.sort();
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await store.close();
+    },
+  };
+}
+
+/** The standard error body (rest-contract §2), in its key order. */
+export function stdError(status: number, title: string, detail: string, violations: Array<[field: string, message: string]> = []) {
+  if (violations.length === 0) return { type: '/std-errors', status, title, detail, details: detail };
+  return {
+    type: '/std-errors',
+    status,
+    title,
+    detail,
+    invalid_parameters: violations.map(([field, reason]) => ({ field, reason })),
+    details: detail,
+    causes: violations.map(([field, message]) => ({ field, message })),
+  };
+}
+
+/**
+ * Asserts a JSON reply: status, `application/json`, and the body with its key order (key order
+ * is part of the contract, and `toEqual` ignores it).
+ */
+export function expectJson(reply: Reply, status: number, body: unknown): void {
+  expect({ status: reply.status, body: reply.body }).toEqual({ status, body });
+  expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(JSON.stringify(reply.body)).toBe(JSON.stringify(body));
+}
+
+/** `Resource is not valid` under `title`, one entry per violation. */
+export const invalid = (title: string, ...violations: Array<[string, string]>) => stdError(400, title, 'Resource is not valid', violations);
+
+// Bodies used across the tests.
+export const trafficRoute = (name: string, mesh = 'default', extra: Record<string, unknown> = {}) => ({
+  type: 'TrafficRoute',
+  mesh,
+  name,
+  sources: [{ match: { 'mesh.io/service': '*' } }],
+  destinations: [{ match: { 'mesh.io/service': '*' } }],
+  conf: { destination: { 'mesh.io/service': '*' } },
+  ...extra,
+});
+
+export const dataplane = (
+  name: string,
+  options: { mesh?: string; tags?: Record<string, string>; inbounds?: Array<Record<string, string>>; gateway?: { tags: Record<string, string>; type?: 'BUILTIN' | 'DELEGATED' } } = {},
+) => {
+  const mesh = options.mesh ?? 'default';
+  const networking: Record<string, unknown> = { address: '10.0.0.1' };
+  if (options.gateway) networking.gateway = options.gateway;
+  else {
+    const inbounds = options.inbounds ?? [options.tags ?? { 'mesh.io/service': name }];
+    networking.inbound = inbounds.map((tags, i) => ({ port: 8080 + i, tags }));
+  }
+  return { type: 'Dataplane', mesh, name, networking };
+};
+
+export const externalService = (name: string, tags: Record<string, string>, mesh = 'default') => ({
+  type: 'ExternalService',
+  mesh,
+  name,
+  networking: { address: 'example.com:443' },
+  tags,
+});
+
+const ALL = [{ match: { 'mesh.io/service': '*' } }];
+const TO_BACKEND = [{ match: { 'mesh.io/service': 'backend' } }];
+
+/** A valid spec of every mesh-scoped kind, with the kind's collection segment. */
+export const MESH_SCOPED_EXAMPLES: Array<{ type: string; path: string; spec: Record<string, unknown> }> = [
+  { type: 'Dataplane', path: 'dataplanes', spec: { networking: { address: '10.0.0.1', inbound: [{ port: 8080, tags: { 'mesh.io/service': 'web' } }] } } },
+  { type: 'HealthCheck', path: 'health-checks', spec: { sources: ALL, destinations: TO_BACKEND, conf: { interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1 } } },
+  { type: 'TrafficPermission', path: 'traffic-permissions', spec: { sources: ALL, destinations: ALL } },
+  { type: 'TrafficLog', path: 'traffic-logs', spec: { sources: ALL, destinations: ALL, conf: { backend: 'file' } } },
+  { type: 'TrafficRoute', path: 'traffic-routes', spec: { sources: ALL, destinations: TO_BACKEND, conf: { destination: { 'mesh.io/service': 'backend' } } } },
+  { type: 'TrafficTrace', path: 'traffic-traces', spec: { selectors: ALL, conf: { backend: 'zipkin' } } },
+  {
+    type: 'FaultInjection',
+    path: 'fault-injections',
+    spec: { sources: ALL, destinations: [{ match: { 'mesh.io/service': 'backend', 'mesh.io/protocol': 'http' } }], conf: { delay: { percentage: 50, value: '0.100s' } } },
+  },
+  { type: 'Retry', path: 'retries', spec: { sources: ALL, destinations: TO_BACKEND, conf: { http: { numRetries: 3, perTryTimeout: '2s' } } } },
+  { type: 'Timeout', path: 'timeouts', spec: { sources: ALL, destinations: TO_BACKEND, conf: { connectTimeout: '5s' } } },
+  { type: 'ProxyTemplate', path: 'proxytemplates', spec: { selectors: TO_BACKEND, conf: { imports: ['default-proxy'] } } },
+  { type: 'CircuitBreaker', path: 'circuit-breakers', spec: { sources: ALL, destinations: TO_BACKEND, conf: { thresholds: { maxConnections: 2 } } } },
+  { type: 'RateLimit', path: 'rate-limits', spec: { sources: ALL, destinations: TO_BACKEND, conf: { http: { requests: 100, interval: '10s' } } } },
+  {
+    type: 'VirtualOutbound',
+    path: 'virtual-outbounds',
+    spec: { selectors: ALL, conf: { host: '{{.svc}}.mesh', port: '80', parameters: [{ name: 'svc', tagKey: 'mesh.io/service' }] } },
+  },
+  { type: 'MeshGateway', path: 'meshgateways', spec: { selectors: [{ match: { 'mesh.io/service': 'edge' } }], conf: { listeners: [{ port: 8080, protocol: 'HTTP' }] } } },
+  {
+    type: 'MeshGatewayRoute',
+    path: 'meshgatewayroutes',
+    spec: { selectors: [{ match: { 'mesh.io/service': 'edge' } }], conf: { tcp: { rules: [{ backends: [{ weight: 1, destination: { 'mesh.io/service': 'backend' } }] }] } } },
+  },
+  { type: 'ExternalService', path: 'external-services', spec: { networking: { address: 'example.com:443' }, tags: { 'mesh.io/service': 'example' } } },
+  { type: 'Secret', path: 'secrets', spec: { data: 'c2VjcmV0' } },
+];
+
+/** A mesh that brings no default policies, so lists hold only what a test puts there. */
+export const emptyMesh = (name: string, extra: Record<string, unknown> = {}) => ({ type: 'Mesh', name, skipCreatingInitialPolicies: ['*'], ...extra });
+
+export const secret = (name: string, data: string, mesh = 'default') => ({ type: 'Secret', mesh, name, data: Buffer.from(data).toString('base64') });
+
+/** A CA certificate and key in PEM, as a `provided` mTLS backend needs (selfsigned v5). */
+export async function generateCa(): Promise<{ cert: string; key: string }> {
+  // The package lives in the resource manager's dependencies; resolve it from there.
+  const require = createRequire(new URL('../../resource-manager/package.json', import.meta.url));
+  const selfsigned = require('selfsigned') as {
+    generate(attrs: Array<{ name: string; value: string }>, options: Record<string, unknown>): Promise<{ cert: string; private: string }>;
+  };
+  const pems = await selfsigned.generate([{ name: 'commonName', value: 'test-ca' }], {
+    keySize: 2048,
+    extensions: [
+      { name: 'basicConstraints', cA: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true },
+    ],
+  });
+  return { cert: pems.cert, key: pems.private };
+}

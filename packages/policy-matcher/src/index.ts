@@ -1,3 +1,62 @@
-// Policy matching lands here: which policies apply to each inbound, outbound and service of a
-// proxy, with the reference's ranking. See README.md.
-export {};
+// Which policies apply to a data plane proxy, with the reference's ranking: pure functions over
+// plain resources. See README.md.
+export type {
+  AnyPolicy,
+  DataplaneResource,
+  ExternalServiceResource,
+  MeshResource,
+  MeshSnapshot,
+  PoliciesByKind,
+  PolicyKind,
+  PolicyOf,
+  PolicySpecs,
+} from './snapshot.js';
+export { indexPolicies, type PolicyIndex } from './policy-index.js';
+export { compareRanks, rankOf, type Rank, selectorMatches } from './selector.js';
+export { type InboundInterface, PASS_THROUGH_SERVICE } from './proxy.js';
+export { type InboundMatch, type MatchedPolicies, matchPolicies, type OutboundMatch, type ServiceMatch } from './match-policies.js';
+export type { PermittedExternalService } from './external-services.js';
+export { type DestinationEntry, resolveRouteConf, splitWithDestination, type TrafficRouteConf, type TrafficRouteSplit } from './traffic-route.js';
+export { type Attachment, type AttachmentPolicies, attachmentsOfPolicy, type AttachmentType, listAttachments } from './attachments.js';
+export {
+  GATEWAY_CONNECTION_POLICY_KINDS,
+  type GatewayConnectionPolicyKind,
+  type GatewayDestination,
+  type GatewayDestinationPolicies,
+  type GatewayRedirect,
+  type GatewayRewrite,
+  type GatewayRouteEntry,
+  type GatewayRouteMatch,
+  type HeaderChanges,
+  type NameValue,
+  type PathRewrite,
+} from './gateway-route-table.js';
+export {
+  type GatewayHost,
+  type GatewayListener,
+  type GatewayMatch,
+  type GatewayProtocol,
+  hostnameMatches,
+  matchGateway,
+  routesInUse,
+  WILDCARD_HOSTNAME,
+} from './gateway.js';
+export {
+  type DescribedDestination,
+  describeGateway,
+  type GatewayDescription,
+  gatewayAttachmentsOfPolicy,
+  type GatewayListenerView,
+  type GatewayPolicyAttachment,
+  type ResourceKeyEntry,
+} from './gateway-inspection.js';
+export {
+  dataplanesMatchingGateway,
+  dataplanesSelectedBy,
+  type GatewayPolicyItem,
+  matchesAnySelector,
+  type PolicyDataplaneItem,
+  type SidecarPolicyItem,
+} from './policy-dataplanes.js';
+export { mayAffect, maySelect, policyReach, type PolicyReach, type ProxyServices, proxyServicesOf, type ReachCondition, type ServiceSet } from './reach.js';
+export { matchVirtualOutbounds, virtualOutboundEntries, type VirtualOutboundEntry } from './virtual-outbound.js';

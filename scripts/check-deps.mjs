@@ -1,5 +1,5 @@
-// Keeps the package graph one way: apps -> control-plane -> http-api -> (resource-manager, store,
-// policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
+// Keeps the package graph one way: apps -> control-plane -> http-api -> (resource-manager, insights,
+// store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -9,11 +9,20 @@ const ALLOWED = {
   '@mesh/policy-matcher': ['@mesh/model'],
   '@mesh/xds-renderer': ['@mesh/model', '@mesh/policy-matcher'],
   '@mesh/resource-manager': ['@mesh/model', '@mesh/store'],
-  '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/http-api'],
+  '@mesh/insights': ['@mesh/model', '@mesh/store'],
+  '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/policy-matcher', '@mesh/xds-renderer'],
+  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/http-api'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
 };
+
+// Further packages a package's tests may use (devDependencies only).
+const ALLOWED_IN_TESTS = {
+  // The end-to-end tests seed insights into the stopped binary's database.
+  '@mesh/zone': ['@mesh/store'],
+};
+
+const internalOf = (dependencies) => Object.keys(dependencies ?? {}).filter((d) => d.startsWith('@mesh/'));
 
 export function checkDependencyDirection(root) {
   const problems = [];
@@ -25,9 +34,12 @@ export function checkDependencyDirection(root) {
         problems.push(`${manifest.name} is not in scripts/check-deps.mjs`);
         continue;
       }
-      const internal = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((d) => d.startsWith('@mesh/'));
-      for (const dependency of internal) {
+      const allowedInTests = [...allowed, ...(ALLOWED_IN_TESTS[manifest.name] ?? [])];
+      for (const dependency of internalOf(manifest.dependencies)) {
         if (!allowed.includes(dependency)) problems.push(`${manifest.name} must not depend on ${dependency}`);
+      }
+      for (const dependency of internalOf(manifest.devDependencies)) {
+        if (!allowedInTests.includes(dependency)) problems.push(`${manifest.name} must not depend on ${dependency}, even in tests`);
       }
     }
   }

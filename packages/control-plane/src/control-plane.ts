@@ -1,10 +1,11 @@
-// Starting and stopping a control plane: store, API servers, diagnostics.
+// Starting and stopping a control plane: store, insights, API servers, diagnostics.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createApiApp } from '@mesh/http-api';
+import { InsightAggregator } from '@mesh/insights';
 import { parseDurationNanos, type Mode } from '@mesh/model';
 import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store';
@@ -29,6 +30,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
   const inMemory = config.store.type === 'memory';
   mkdirSync(config.general.workDir, { recursive: true });
   const store = new SqliteResourceStore({ path: inMemory ? ':memory:' : config.store.sqlite.path });
+  const insights = new InsightAggregator({ store, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
   const servers: Server[] = [];
   let ready = false;
 
@@ -36,6 +38,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     ready = false;
     const timeoutMs = (parseDurationNanos(config.runtime.shutdownTimeout) ?? 10e9) / 1e6;
     await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
+    await insights.stop();
     await store.close();
   };
 
@@ -51,9 +54,11 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     if (mode !== 'zone' && !config.defaults.skipMeshCreation && !config.defaults.skipTenantResources) {
       await manager.ensureDefaultMesh();
     }
+    await insights.start();
 
     const app = createApiApp({
       manager,
+      insights,
       mode,
       readOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
       zoneName,

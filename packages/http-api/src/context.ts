@@ -1,3 +1,4 @@
+import type { InsightAggregator } from '@mesh/insights';
 import type { AnyKind, Mode } from '@mesh/model';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { AccessOptions } from './access.js';
@@ -20,6 +21,8 @@ export interface Logger {
 /** Everything the REST surface depends on; no globals, so tests build as many servers as they like. */
 export interface ApiContext {
   manager: ResourceManager;
+  /** Mesh and service insights, kept up to date from store changes. */
+  insights: InsightAggregator;
   mode: Mode;
   /** `apiServer.readOnly`, or a Kubernetes environment: every kind refuses writes. */
   readOnly: boolean;

@@ -2,6 +2,7 @@
 // zone sync all read it; adding a kind is adding its file and one line here.
 import type { AnyKind } from './kind.js';
 import { circuitBreakerKind } from './kinds/circuit-breaker.js';
+import { dataplaneInsightKind } from './kinds/dataplane-insight.js';
 import { dataplaneKind } from './kinds/dataplane.js';
 import { externalServiceKind } from './kinds/external-service.js';
 import { faultInjectionKind } from './kinds/fault-injection.js';
@@ -20,8 +21,11 @@ import { trafficPermissionKind } from './kinds/traffic-permission.js';
 import { trafficRouteKind } from './kinds/traffic-route.js';
 import { trafficTraceKind } from './kinds/traffic-trace.js';
 import { virtualOutboundKind } from './kinds/virtual-outbound.js';
+import { zoneEgressInsightKind } from './kinds/zone-egress-insight.js';
 import { zoneEgressKind } from './kinds/zone-egress.js';
+import { zoneIngressInsightKind } from './kinds/zone-ingress-insight.js';
 import { zoneIngressKind } from './kinds/zone-ingress.js';
+import { zoneInsightKind } from './kinds/zone-insight.js';
 import { zoneKind } from './kinds/zone.js';
 
 export const KINDS: readonly AnyKind[] = [
@@ -47,7 +51,36 @@ export const KINDS: readonly AnyKind[] = [
   zoneKind,
   zoneIngressKind,
   zoneEgressKind,
+  dataplaneInsightKind,
+  zoneInsightKind,
+  zoneIngressInsightKind,
+  zoneEgressInsightKind,
 ];
+
+/**
+ * A kind whose runtime state an insight kind records under the same key (a proxy and its xDS
+ * subscriptions). The REST API joins the two into an overview (`DataplaneOverview`).
+ */
+export interface InsightLink {
+  entity: AnyKind;
+  insight: AnyKind;
+  /** The collection path the reference also serves the overviews at, beside `<path>/_overview`. */
+  legacyOverviewPath: string;
+  /** A `mesh` value overviews of a global kind carry (the seed's ZoneOverview, as the reference's 1.x docs). */
+  overviewMesh?: string;
+}
+
+export const INSIGHT_LINKS: readonly InsightLink[] = [
+  { entity: dataplaneKind, insight: dataplaneInsightKind, legacyOverviewPath: 'dataplanes+insights' },
+  { entity: zoneKind, insight: zoneInsightKind, legacyOverviewPath: 'zones+insights', overviewMesh: 'default' },
+  { entity: zoneIngressKind, insight: zoneIngressInsightKind, legacyOverviewPath: 'zoneingresses+insights' },
+  { entity: zoneEgressKind, insight: zoneEgressInsightKind, legacyOverviewPath: 'zoneegressoverviews' },
+];
+
+const insightKinds = new Set(INSIGHT_LINKS.map((link) => link.insight));
+
+/** Kinds that record runtime state rather than configuration. */
+export const isInsightKind = (kind: AnyKind): boolean => insightKinds.has(kind);
 
 const byName = new Map(KINDS.map((kind) => [kind.name, kind]));
 const meshScopedByPath = new Map(KINDS.filter((k) => k.scope === 'mesh').map((kind) => [kind.path, kind]));
@@ -68,6 +101,9 @@ export const findMeshScopedKindByPath = (path: string): AnyKind | undefined => m
 export const findGlobalKindByPath = (path: string): AnyKind | undefined => globalByPath.get(path);
 
 export const meshScopedKinds = (): AnyKind[] => [...meshScopedByPath.values()];
+
+/** Policies: the kinds that select proxies (counted per mesh by insights). */
+export const policyKinds = (): AnyKind[] => KINDS.filter((k) => k.selection !== undefined);
 
 /** The `/policies` catalogue, sorted by name code unit as the reference sorts it. */
 export const catalogueKinds = (): AnyKind[] =>

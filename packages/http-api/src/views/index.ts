@@ -1,11 +1,15 @@
-// Computed, read-only endpoints (index, configuration, catalogue, insights, overviews), declared
-// in one table per concern and added after the CRUD routes.
+// Computed, read-only endpoints (index, configuration, catalogue, insights, overviews, the
+// dataplanes a policy selects), declared in one table per concern and added after the CRUD routes.
 import type { ApiContext } from '../context.js';
 import type { RouteTable } from '../route-table.js';
 import { addInsightRoutes } from './insights.js';
 import { addMetaRoutes } from './meta.js';
+import { addOverviewRoutes } from './overviews.js';
+import { addPolicyDataplanesRoutes } from './policy-dataplanes.js';
 
 export function addViewRoutes(table: RouteTable, ctx: ApiContext): void {
   addMetaRoutes(table, ctx);
   addInsightRoutes(table, ctx);
+  addOverviewRoutes(table, ctx);
+  addPolicyDataplanesRoutes(table, ctx);
 }

@@ -1,5 +1,120 @@
-// Insights, overviews and zone status.
+// Insights (rest-contract §9.6): mesh and service insights from the running aggregates, the
+// global summaries, and the zones' status on a global control plane.
+import { zoneStatus, type MeshInsight, type ServiceInsight, type StoredZone, type StoredZoneInsight } from '@mesh/insights';
+import { DomainError, isInsightKind, KINDS, zoneInsightKind, zoneKind } from '@mesh/model';
+import type { Request, Response } from 'express';
+import { identifyCaller } from '../access.js';
 import type { ApiContext } from '../context.js';
-import type { RouteTable } from '../route-table.js';
+import { sendJson } from '../errors.js';
+import { withOperation } from '../handler.js';
+import { collectionJson, nextPageUrl, parsePage, type Page } from '../pagination.js';
+import type { Params, RouteTable } from '../route-table.js';
+import { nameFilter } from './name-filter.js';
 
-export function addInsightRoutes(_table: RouteTable, _ctx: ApiContext): void {}
+const notFound = () => new DomainError('not_found', 'Not found');
+
+const pageOf = <T>(items: readonly T[], page: Page): readonly T[] => items.slice(page.offset, page.size === 0 ? undefined : page.offset + page.size);
+
+/** Aggregates reflect every write made before the request. */
+async function readInsights(ctx: ApiContext, req: Request) {
+  identifyCaller(req, ctx.access);
+  await ctx.insights.settled();
+  return ctx.insights;
+}
+
+const meshInsightJson = (insight: MeshInsight): string =>
+  JSON.stringify({
+    type: 'MeshInsight',
+    name: insight.mesh,
+    creationTime: insight.creationTime,
+    modificationTime: insight.modificationTime,
+    lastSync: insight.modificationTime,
+    ...insight.spec,
+  });
+
+const serviceInsightJson = (insight: ServiceInsight): string =>
+  JSON.stringify({
+    type: 'ServiceInsight',
+    mesh: insight.mesh,
+    name: insight.name,
+    creationTime: insight.creationTime,
+    modificationTime: insight.modificationTime,
+    ...insight.stat,
+  });
+
+async function listMeshInsights(ctx: ApiContext, req: Request, res: Response) {
+  const insights = await readInsights(ctx, req);
+  const page = parsePage(req);
+  const names = insights.meshNames().filter((name) => name.includes(nameFilter(req)));
+  const items = pageOf(names, page).map((name) => meshInsightJson(insights.meshInsight(name)!));
+  sendJson(res, 200, collectionJson(items, names.length, nextPageUrl(req, page, names.length)));
+}
+
+async function getMeshInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
+  const insight = (await readInsights(ctx, req)).meshInsight(params.name!);
+  if (!insight) throw notFound();
+  sendJson(res, 200, meshInsightJson(insight));
+}
+
+async function listServiceInsights(ctx: ApiContext, req: Request, res: Response, mesh: string | undefined) {
+  const insights = await readInsights(ctx, req);
+  const page = parsePage(req, 'Could not paginate resources');
+  const services = insights.listServices(mesh, nameFilter(req));
+  const items = pageOf(services, page).map((service) => serviceInsightJson(insights.serviceInsight(service.mesh, service.name)!));
+  sendJson(res, 200, collectionJson(items, services.length, nextPageUrl(req, page, services.length)));
+}
+
+/** A service nobody names answers with empty counts; only a missing mesh is not found. */
+async function getServiceInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
+  const insight = (await readInsights(ctx, req)).serviceInsight(params.mesh!, params.name!);
+  if (!insight) throw notFound();
+  sendJson(res, 200, serviceInsightJson(insight));
+}
+
+/** `/global-insights`: how many of each global kind exist (insights left out). */
+async function countGlobalResources(ctx: ApiContext, req: Request, res: Response) {
+  identifyCaller(req, ctx.access);
+  const kinds = KINDS.filter((kind) => kind.scope === 'global' && !isInsightKind(kind)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const resources: Record<string, { total: number }> = {};
+  for (const kind of kinds) resources[kind.name] = { total: await ctx.manager.store.count(kind.name) };
+  sendJson(res, 200, JSON.stringify({ type: 'GlobalInsights', creationTime: new Date().toISOString(), resources }));
+}
+
+async function summarizeGlobally(ctx: ApiContext, req: Request, res: Response) {
+  const insights = await readInsights(ctx, req);
+  sendJson(res, 200, JSON.stringify(await insights.globalInsight()));
+}
+
+/** `/status/zones` (global only): `[{name, url, active}]`, `[]` without zones. */
+async function listZoneStatuses(ctx: ApiContext, req: Request, res: Response) {
+  identifyCaller(req, ctx.access);
+  if (ctx.mode !== 'global') throw new DomainError('not_found', '/status/zones is served by a global control plane', { title: 'Not Found' });
+  const everything = { offset: 0, size: 0 };
+  const [zones, zoneInsights] = await Promise.all([
+    ctx.manager.list({ type: zoneKind.name, ...everything }),
+    ctx.manager.list({ type: zoneInsightKind.name, ...everything }),
+  ]);
+  const insightByZone = new Map(zoneInsights.items.map((insight) => [insight.name, JSON.parse(insight.spec) as StoredZoneInsight]));
+  const statuses = zones.items.map((zone) => ({ name: zone.name, ...zoneStatus(JSON.parse(zone.spec) as StoredZone, insightByZone.get(zone.name)) }));
+  sendJson(res, 200, JSON.stringify(statuses));
+}
+
+export function addInsightRoutes(table: RouteTable, ctx: ApiContext): void {
+  table
+    .add({ method: 'GET', path: '/mesh-insights', handler: withOperation('list', (req, res) => listMeshInsights(ctx, req, res)) })
+    .add({ method: 'GET', path: '/mesh-insights/{name}', handler: withOperation('get', (req, res, params) => getMeshInsight(ctx, req, res, params)) })
+    .add({ method: 'GET', path: '/service-insights', handler: withOperation('list', (req, res) => listServiceInsights(ctx, req, res, undefined)) })
+    .add({
+      method: 'GET',
+      path: '/meshes/{mesh}/service-insights',
+      handler: withOperation('list', (req, res, params) => listServiceInsights(ctx, req, res, params.mesh)),
+    })
+    .add({
+      method: 'GET',
+      path: '/meshes/{mesh}/service-insights/{name}',
+      handler: withOperation('get', (req, res, params) => getServiceInsight(ctx, req, res, params)),
+    })
+    .add({ method: 'GET', path: '/global-insights', handler: withOperation('get', (req, res) => countGlobalResources(ctx, req, res)) })
+    .add({ method: 'GET', path: '/global-insight', handler: withOperation('get', (req, res) => summarizeGlobally(ctx, req, res)) })
+    .add({ method: 'GET', path: '/status/zones', handler: withOperation('get', (req, res) => listZoneStatuses(ctx, req, res)) });
+}

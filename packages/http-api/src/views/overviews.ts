@@ -1,0 +1,67 @@
+// Overviews: a proxy or zone joined with its insight (`DataplaneOverview`, `ZoneOverview`, ...),
+// at `<path>/_overview`, `<path>/{name}/_overview` and the reference's older `dataplanes+insights`
+// style paths (rest-contract §4.4). JSON is assembled from the stored texts.
+import { DomainError, INSIGHT_LINKS, type InsightLink } from '@mesh/model';
+import type { StoredResource } from '@mesh/store';
+import type { Request, Response } from 'express';
+import { identifyCaller, requireAccess } from '../access.js';
+import type { ApiContext } from '../context.js';
+import { kindPaths } from '../crud.js';
+import { sendJson } from '../errors.js';
+import { withOperation } from '../handler.js';
+import { parseListFilter } from '../list-filters.js';
+import { collectionJson, nextPageUrl, parsePage } from '../pagination.js';
+import type { Params, RouteTable } from '../route-table.js';
+
+const lowerFirst = (name: string): string => name.charAt(0).toLowerCase() + name.slice(1);
+
+/**
+ * `{type, mesh?, name, times, labels?, <entity>: spec, <insight>?: spec}`. `insight`
+ * undefined leaves the insight key out (list items), null shows it as `{}` (a single overview).
+ */
+function overviewJson(link: InsightLink, entity: StoredResource, insight: StoredResource | undefined | null): string {
+  const mesh = link.entity.scope === 'mesh' ? entity.mesh : link.overviewMesh;
+  let json = `{"type":"${link.entity.name}Overview"`;
+  if (mesh !== undefined) json += `,"mesh":${JSON.stringify(mesh)}`;
+  json += `,"name":${JSON.stringify(entity.name)},"creationTime":"${entity.creationTime}","modificationTime":"${entity.modificationTime}"`;
+  if (Object.keys(entity.labels).length > 0) json += `,"labels":${JSON.stringify(entity.labels)}`;
+  json += `,"${lowerFirst(link.entity.name)}":${entity.spec}`;
+  if (insight !== undefined) json += `,"${lowerFirst(link.insight.name)}":${insight?.spec ?? '{}'}`;
+  return `${json}}`;
+}
+
+async function listOverviews(ctx: ApiContext, link: InsightLink, template: string, req: Request, res: Response, mesh: string | undefined) {
+  requireAccess(identifyCaller(req, ctx.access), link.entity);
+  const page = parsePage(req);
+  const filter = parseListFilter(req, link.entity, template);
+  const found = await ctx.manager.list({ type: link.entity.name, ...(mesh !== undefined ? { mesh } : {}), ...filter, ...page });
+  // One keyed read per item of the page, never the whole insight collection.
+  const insights = await Promise.all(found.items.map((entity) => ctx.manager.get(link.insight, entity.mesh, entity.name)));
+  const items = found.items.map((entity, i) => overviewJson(link, entity, insights[i]));
+  sendJson(res, 200, collectionJson(items, found.total, nextPageUrl(req, page, found.total)));
+}
+
+async function getOverview(ctx: ApiContext, link: InsightLink, req: Request, res: Response, params: Params) {
+  requireAccess(identifyCaller(req, ctx.access), link.entity);
+  const mesh = params.mesh ?? '';
+  const entity = await ctx.manager.get(link.entity, mesh, params.name!);
+  if (!entity) throw new DomainError('not_found', 'Not found');
+  const insight = await ctx.manager.get(link.insight, mesh, params.name!);
+  sendJson(res, 200, overviewJson(link, entity, insight ?? null));
+}
+
+export function addOverviewRoutes(table: RouteTable, ctx: ApiContext): void {
+  for (const link of INSIGHT_LINKS) {
+    const { list } = kindPaths(link.entity);
+    const legacyList = link.entity.scope === 'mesh' ? `/meshes/{mesh}/${link.legacyOverviewPath}` : `/${link.legacyOverviewPath}`;
+    const lists = [`${list}/_overview`, legacyList];
+    // Mesh-scoped kinds also list across meshes (`/dataplanes+insights`).
+    if (link.entity.scope === 'mesh') lists.push(`/${link.entity.path}/_overview`, `/${link.legacyOverviewPath}`);
+    for (const path of lists) {
+      table.add({ method: 'GET', path, handler: withOperation('list', (req, res, params) => listOverviews(ctx, link, path, req, res, params.mesh)) });
+    }
+    for (const path of [`${list}/{name}/_overview`, `${legacyList}/{name}`]) {
+      table.add({ method: 'GET', path, handler: withOperation('get', (req, res, params) => getOverview(ctx, link, req, res, params)) });
+    }
+  }
+}

@@ -1,0 +1,58 @@
+// `/meshes/{mesh}/<policy-path>/{name}/_resources/dataplanes`: the dataplanes a policy selects
+// (rest-contract §9.7). As the reference: a selector policy selects by its selectors, a
+// source/destination policy by any of its sources or destinations; a selector matches a
+// dataplane when it matches one inbound's tags or the gateway's.
+import { dataplaneKind, dataplaneTagSets, DomainError, policyKinds, type AnyKind, type DataplaneSpec, type Selector } from '@mesh/model';
+import type { Request, Response } from 'express';
+import { identifyCaller, requireAccess } from '../access.js';
+import type { ApiContext } from '../context.js';
+import { kindPaths } from '../crud.js';
+import { sendJson } from '../errors.js';
+import { withOperation } from '../handler.js';
+import { nextPageUrl, parsePage } from '../pagination.js';
+import type { Params, RouteTable } from '../route-table.js';
+import { nameFilter } from './name-filter.js';
+
+const TITLE = 'Could not retrieve policy';
+
+type SelectingSpec = { selectors?: Selector[]; sources?: Selector[]; destinations?: Selector[] };
+
+/** Every tag of the selector is present (an own key) with the same value, or `*`. */
+const matchesTags = (match: Record<string, string>, tags: Record<string, string>): boolean =>
+  Object.entries(match).every(([key, value]) => Object.hasOwn(tags, key) && (value === '*' || tags[key] === value));
+
+function selectsDataplane(selectors: readonly Selector[], dataplane: DataplaneSpec): boolean {
+  const tagSets = dataplaneTagSets(dataplane);
+  return selectors.some(({ match = {} }) => Object.keys(match).length === 0 || tagSets.some((tags) => matchesTags(match, tags)));
+}
+
+async function listSelectedDataplanes(ctx: ApiContext, kind: AnyKind, req: Request, res: Response, params: Params) {
+  requireAccess(identifyCaller(req, ctx.access), kind);
+  const page = parsePage(req, TITLE);
+  const policy = await ctx.manager.get(kind, params.mesh!, params.name!);
+  if (!policy) throw new DomainError('not_found', 'Not found', { title: TITLE });
+  const spec = JSON.parse(policy.spec) as SelectingSpec;
+  const selectors = kind.selection === 'selectors' ? (spec.selectors ?? []) : [...(spec.sources ?? []), ...(spec.destinations ?? [])];
+  const name = nameFilter(req);
+  const found = await ctx.manager.list({
+    type: dataplaneKind.name,
+    mesh: params.mesh!,
+    ...(name ? { nameContains: name } : {}),
+    where: (dataplane) => selectsDataplane(selectors, JSON.parse(dataplane.spec) as DataplaneSpec),
+    ...page,
+  });
+  const items = found.items.map((dataplane) => ({ type: dataplaneKind.name, mesh: dataplane.mesh, name: dataplane.name }));
+  const next = nextPageUrl(req, page, found.total);
+  // `next` is left out on the last page, as the reference's response type omits it.
+  sendJson(res, 200, JSON.stringify({ total: found.total, items, ...(next !== null ? { next } : {}) }));
+}
+
+export function addPolicyDataplanesRoutes(table: RouteTable, ctx: ApiContext): void {
+  for (const kind of policyKinds()) {
+    table.add({
+      method: 'GET',
+      path: `${kindPaths(kind).entity}/_resources/dataplanes`,
+      handler: withOperation('get', (req, res, params) => listSelectedDataplanes(ctx, kind, req, res, params)),
+    });
+  }
+}

@@ -1,0 +1,241 @@
+// Keeps every mesh's MeshInsight and ServiceInsights up to date from the store's change events:
+// a change to a dataplane or its insight re-reads just that dataplane, subtracts what it added
+// before and adds what it adds now; policy counts come from the store's counters.
+import {
+  dataplaneInsightKind,
+  dataplaneKind,
+  externalServiceKind,
+  meshKind,
+  policyKinds,
+  SERVICE_TAG,
+  zoneEgressInsightKind,
+  zoneIngressInsightKind,
+  zoneInsightKind,
+  type AnyKind,
+} from '@mesh/model';
+import type { ResourceChange, ResourceStore, StoredResource } from '@mesh/store';
+import { dataplaneContribution, type ProxyType } from './contribution.js';
+import { type ExternalServiceEntry, type MeshInsightSpec, MeshTally, type ServiceStat, type StatusCounts } from './mesh-tally.js';
+import { isConnected } from './status.js';
+import type { StoredDataplane, StoredDataplaneInsight, StoredExternalService, Subscription } from './stored.js';
+
+export interface InsightAggregatorOptions {
+  store: ResourceStore;
+  /** Source of the insights' times; tests pin it. */
+  now?: () => Date;
+  /** A change that could not be applied (the aggregate stays as it was). */
+  onError?: (error: unknown) => void;
+}
+
+export interface MeshInsight {
+  mesh: string;
+  creationTime: string;
+  /** The time of the latest change of the figures; served as `modificationTime` and `lastSync`. */
+  modificationTime: string;
+  spec: MeshInsightSpec;
+}
+
+export interface ServiceInsight {
+  mesh: string;
+  name: string;
+  creationTime: string;
+  modificationTime: string;
+  stat: ServiceStat;
+}
+
+/** A service of a mesh, found without computing its stat (lists render only their page). */
+export interface ServiceRef {
+  mesh: string;
+  name: string;
+}
+
+interface OnlineCounts {
+  online: number;
+  total: number;
+}
+
+/** `/global-insight` (2.5.0): sums over meshes and zones; every key present, zeros included. */
+export interface GlobalInsight {
+  createdAt: string;
+  meshes: { total: number };
+  dataplanes: Record<ProxyType, StatusCounts>;
+  policies: { total: number };
+  services: { internal: StatusCounts; external: { total: number }; gatewayBuiltin: StatusCounts; gatewayDelegated: StatusCounts };
+  zones: { controlPlanes: OnlineCounts; zoneIngresses: OnlineCounts; zoneEgresses: OnlineCounts };
+}
+
+const POLICY_KINDS = new Set(policyKinds().map((kind) => kind.name));
+
+const parseSpec = <T>(resource: StoredResource): T => JSON.parse(resource.spec) as T;
+
+const externalServiceEntry = (spec: StoredExternalService): ExternalServiceEntry => ({
+  service: spec.tags?.[SERVICE_TAG] ?? '',
+  address: spec.networking?.address ?? '',
+});
+
+const everything = { offset: 0, size: 0 } as const;
+
+export class InsightAggregator {
+  private readonly store: ResourceStore;
+  private readonly now: () => Date;
+  private readonly onError: (error: unknown) => void;
+  private readonly meshes = new Map<string, MeshTally>();
+  private sortedMeshes: string[] | undefined;
+  /** Changes are applied one at a time, in the order the store announced them. */
+  private queue: Promise<void> = Promise.resolve();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(options: InsightAggregatorOptions) {
+    this.store = options.store;
+    this.now = options.now ?? (() => new Date());
+    this.onError = options.onError ?? (() => {});
+  }
+
+  /** Listens to changes, then computes every mesh's figures once. */
+  async start(): Promise<void> {
+    this.unsubscribe = this.store.onChange((change) => this.enqueue(() => this.applyChange(change)));
+    // Changes announced while loading queue up behind it; a failed load fails the start.
+    const loaded = this.queue.then(() => this.loadAll());
+    this.queue = loaded.catch(this.onError);
+    await loaded;
+  }
+
+  /** Stops listening and waits for the changes already queued (before the store closes). */
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    await this.queue;
+  }
+
+  /** Resolves once every change announced so far is reflected (reads see the writes before them). */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
+  /** Names of the meshes, in code-unit order. */
+  meshNames(): readonly string[] {
+    this.sortedMeshes ??= [...this.meshes.keys()].sort();
+    return this.sortedMeshes;
+  }
+
+  meshInsight(mesh: string): MeshInsight | undefined {
+    const tally = this.meshes.get(mesh);
+    if (!tally) return undefined;
+    return { mesh, creationTime: tally.creationTime, modificationTime: tally.meshInsightTime, spec: tally.meshInsight() };
+  }
+
+  /** The services of one mesh (or of all meshes), sorted by mesh then name; `nameContains` filters. */
+  listServices(mesh: string | undefined, nameContains: string): ServiceRef[] {
+    const meshes = mesh === undefined ? this.meshNames() : this.meshes.has(mesh) ? [mesh] : [];
+    const refs: ServiceRef[] = [];
+    for (const meshName of meshes) {
+      for (const name of this.meshes.get(meshName)!.serviceNames()) {
+        if (name.includes(nameContains)) refs.push({ mesh: meshName, name });
+      }
+    }
+    return refs;
+  }
+
+  /** A service's insight; undefined only when the mesh does not exist. */
+  serviceInsight(mesh: string, name: string): ServiceInsight | undefined {
+    const tally = this.meshes.get(mesh);
+    if (!tally) return undefined;
+    return { mesh, name, creationTime: tally.creationTime, modificationTime: tally.serviceInsightTime, stat: tally.serviceStat(name) };
+  }
+
+  async globalInsight(): Promise<GlobalInsight> {
+    const full = (): StatusCounts => ({ total: 0, online: 0, offline: 0, partiallyDegraded: 0 });
+    const addCounts = (into: StatusCounts, from: Readonly<StatusCounts>) => {
+      into.total += from.total;
+      into.online += from.online;
+      into.offline += from.offline;
+      into.partiallyDegraded += from.partiallyDegraded;
+    };
+    const insight: GlobalInsight = {
+      createdAt: this.now().toISOString(),
+      meshes: { total: this.meshes.size },
+      dataplanes: { standard: full(), gatewayBuiltin: full(), gatewayDelegated: full() },
+      policies: { total: 0 },
+      services: { internal: full(), external: { total: 0 }, gatewayBuiltin: full(), gatewayDelegated: full() },
+      zones: {
+        controlPlanes: await this.countConnected(zoneInsightKind),
+        zoneIngresses: await this.countConnected(zoneIngressInsightKind),
+        zoneEgresses: await this.countConnected(zoneEgressInsightKind),
+      },
+    };
+    for (const tally of this.meshes.values()) {
+      const summary = tally.summary();
+      addCounts(insight.dataplanes.standard, summary.dataplanesByType.standard);
+      addCounts(insight.dataplanes.gatewayBuiltin, summary.dataplanesByType.gatewayBuiltin);
+      addCounts(insight.dataplanes.gatewayDelegated, summary.dataplanesByType.gatewayDelegated);
+      insight.policies.total += summary.policies;
+      addCounts(insight.services.internal, summary.services.internal);
+      addCounts(insight.services.gatewayBuiltin, summary.services.gateway_builtin);
+      addCounts(insight.services.gatewayDelegated, summary.services.gateway_delegated);
+      insight.services.external.total += summary.services.external.total;
+    }
+    return insight;
+  }
+
+  private enqueue(task: () => Promise<void>): void {
+    this.queue = this.queue.then(task).catch(this.onError);
+  }
+
+  private async loadAll(): Promise<void> {
+    const meshes = await this.store.list({ type: meshKind.name, ...everything });
+    for (const mesh of meshes.items) await this.loadMesh(mesh);
+  }
+
+  private async loadMesh(meshResource: StoredResource): Promise<void> {
+    const mesh = meshResource.name;
+    const time = this.now().toISOString();
+    const tally = new MeshTally(meshResource.creationTime, time);
+    for (const kind of POLICY_KINDS) tally.setPolicyCount(kind, await this.store.count(kind, mesh), time);
+    const listInMesh = (kind: AnyKind) => this.store.list({ type: kind.name, mesh, ...everything });
+    const [dataplanes, insights, externalServices] = await Promise.all([listInMesh(dataplaneKind), listInMesh(dataplaneInsightKind), listInMesh(externalServiceKind)]);
+    const insightByName = new Map(insights.items.map((insight) => [insight.name, parseSpec<StoredDataplaneInsight>(insight)]));
+    for (const dataplane of dataplanes.items) {
+      tally.setDataplane(dataplane.name, dataplaneContribution(parseSpec<StoredDataplane>(dataplane), insightByName.get(dataplane.name)), time);
+    }
+    for (const service of externalServices.items) tally.setExternalService(service.name, externalServiceEntry(parseSpec(service)), time);
+    this.meshes.set(mesh, tally);
+    this.sortedMeshes = undefined;
+  }
+
+  private async applyChange(change: ResourceChange): Promise<void> {
+    const { type, mesh, name, operation } = change;
+    if (type === meshKind.name) {
+      if (operation === 'delete') {
+        this.meshes.delete(name);
+        this.sortedMeshes = undefined;
+      } else if (!this.meshes.has(name)) {
+        const created = await this.store.get({ type, mesh: '', name });
+        if (created) await this.loadMesh(created);
+      }
+      return;
+    }
+    // Changes in a mesh that is gone (its own cascade) or not there yet (its load reads them).
+    const tally = this.meshes.get(mesh);
+    if (!tally) return;
+    const time = this.now().toISOString();
+    if (type === dataplaneKind.name || type === dataplaneInsightKind.name) {
+      const [dataplane, insight] = await Promise.all([
+        this.store.get({ type: dataplaneKind.name, mesh, name }),
+        this.store.get({ type: dataplaneInsightKind.name, mesh, name }),
+      ]);
+      const contribution = dataplane && dataplaneContribution(parseSpec(dataplane), insight && parseSpec(insight));
+      tally.setDataplane(name, contribution, time);
+    } else if (type === externalServiceKind.name) {
+      const service = await this.store.get({ type, mesh, name });
+      tally.setExternalService(name, service && externalServiceEntry(parseSpec(service)), time);
+    } else if (POLICY_KINDS.has(type) && operation !== 'update') {
+      tally.setPolicyCount(type, await this.store.count(type, mesh), time);
+    }
+  }
+
+  private async countConnected(kind: AnyKind): Promise<OnlineCounts> {
+    const { items } = await this.store.list({ type: kind.name, ...everything });
+    const online = items.filter((insight) => isConnected(parseSpec<{ subscriptions?: Subscription[] }>(insight).subscriptions)).length;
+    return { online, total: items.length };
+  }
+}

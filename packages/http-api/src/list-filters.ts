@@ -2,14 +2,12 @@
 import { DomainError, type AnyKind } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import type { Request } from 'express';
+import { queryValues } from './query.js';
 
 export interface ListFilter {
   nameContains?: string;
   where?: (resource: StoredResource) => boolean;
 }
-
-const queryValues = (value: unknown): string[] =>
-  typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 
 /** `tag=key:value` (split at the first ':'; repeated keys: the last wins; no ':' ignored). */
 function parseTagFilter(values: string[]): Map<string, string> {

@@ -1,6 +1,7 @@
 // One pagination helper for every list (rest-contract §4.1, §4.2).
 import { DomainError } from '@mesh/model';
 import type { Request } from 'express';
+import { firstQueryValue } from './query.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
@@ -11,9 +12,6 @@ export interface Page {
   /** 0 means every item. */
   size: number;
 }
-
-const firstQueryValue = (value: unknown): string | undefined =>
-  typeof value === 'string' ? value : Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined;
 
 /** Reads `size` and `offset`; `title` is the title of the endpoint's errors. */
 export function parsePage(req: Request, title = 'Could not retrieve resources'): Page {

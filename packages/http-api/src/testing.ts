@@ -3,11 +3,12 @@
 // index.ts; only the *.test.ts files beside it use it.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { KINDS, type Mode } from '@mesh/model';
 import { expect } from 'vitest';
 import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store';
+import { InsightAggregator } from '@mesh/insights';
+import { generate } from 'selfsigned';
 import { createApiApp } from './api.js';
 import type { ApiContext } from './context.js';
 
@@ -19,6 +20,7 @@ export interface TestApiOptions {
   corsAllowedDomains?: string[];
   /** Creates mesh `default` with its default policies (true unless told otherwise). */
   defaultMesh?: boolean;
+  effectiveConfig?: Record<string, unknown>;
 }
 
 export interface Reply {
@@ -62,8 +64,9 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   const mode = options.mode ?? 'standalone';
   const manager = new ResourceManager({ store, mode, ...(options.zoneName !== undefined ? { zoneName: options.zoneName } : {}) });
   if (options.defaultMesh ?? true) await manager.ensureDefaultMesh();
-  // A cast, so the helper keeps compiling while the context grows fields these tests do not use.
-  const ctx = {
+  const insights = new InsightAggregator({ store, now: () => new Date(now) });
+  await insights.start();
+  const ctx: ApiContext = {
     manager,
     mode,
     readOnly: options.readOnly ?? false,
@@ -72,8 +75,9 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     corsAllowedDomains: options.corsAllowedDomains ?? ['.*'],
     logger: { error() {} },
     info: { hostname: 'test-host', product: 'Mesh', version: '0.0.0', instanceId: '00000000-0000-4000-8000-000000000000', clusterId: '' },
-    effectiveConfig: {},
-  } as unknown as ApiContext;
+    effectiveConfig: options.effectiveConfig ?? {},
+    insights,
+  };
   const server: Server = createServer(createApiApp(ctx));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -119,6 +123,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await insights.stop();
       await store.close();
     },
   };
@@ -225,14 +230,9 @@ export const emptyMesh = (name: string, extra: Record<string, unknown> = {}) => 
 
 export const secret = (name: string, data: string, mesh = 'default') => ({ type: 'Secret', mesh, name, data: Buffer.from(data).toString('base64') });
 
-/** A CA certificate and key in PEM, as a `provided` mTLS backend needs (selfsigned v5). */
+/** A CA certificate and key in PEM, as a `provided` mTLS backend needs. */
 export async function generateCa(): Promise<{ cert: string; key: string }> {
-  // The package lives in the resource manager's dependencies; resolve it from there.
-  const require = createRequire(new URL('../../resource-manager/package.json', import.meta.url));
-  const selfsigned = require('selfsigned') as {
-    generate(attrs: Array<{ name: string; value: string }>, options: Record<string, unknown>): Promise<{ cert: string; private: string }>;
-  };
-  const pems = await selfsigned.generate([{ name: 'commonName', value: 'test-ca' }], {
+  const pems = await generate([{ name: 'commonName', value: 'test-ca' }], {
     keySize: 2048,
     extensions: [
       { name: 'basicConstraints', cA: true },

@@ -180,6 +180,15 @@ describe('ResourceManager', () => {
     });
   });
 
+  it('deletes the insight of a deleted dataplane', async () => {
+    const { store, manager } = await setup();
+    await manager.create(kind('Mesh'), '', 'm', {});
+    await manager.create(kind('Dataplane'), 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } });
+    await store.create({ type: 'DataplaneInsight', mesh: 'm', name: 'dp', spec: '{}' });
+    await manager.delete(kind('Dataplane'), (await store.get({ type: 'Dataplane', mesh: 'm', name: 'dp' }))!);
+    expect(await store.get({ type: 'DataplaneInsight', mesh: 'm', name: 'dp' })).toBeUndefined();
+  });
+
   it('creates the default mesh once', async () => {
     const { store, manager } = await setup();
     await manager.ensureDefaultMesh();

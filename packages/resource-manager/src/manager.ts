@@ -1,4 +1,4 @@
-import { dataplaneKind, DomainError, externalServiceKind, meshKind, rateLimitKind, secretKind, type AnyKind, type Mode } from '@mesh/model';
+import { dataplaneKind, DomainError, externalServiceKind, INSIGHT_LINKS, meshKind, rateLimitKind, secretKind, type AnyKind, type Mode } from '@mesh/model';
 import type { ListPage, ListQuery, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import { dataplaneHooks } from './dataplane.js';
 import type { HooksByKind, KindHooks, ManagerContext, Spec } from './hooks.js';
@@ -79,6 +79,18 @@ export class ResourceManager {
     const key = keyOf(kind, current.mesh, current.name);
     if (hooks.delete) await hooks.delete(this.ctx, key);
     else await this.options.store.delete(key);
+    await this.deleteInsightOf(kind, key);
+  }
+
+  /** A proxy's or zone's insight goes with it, so a namesake created later starts afresh. */
+  private async deleteInsightOf(kind: AnyKind, key: ResourceKey): Promise<void> {
+    const link = INSIGHT_LINKS.find((l) => l.entity === kind);
+    if (!link) return;
+    try {
+      await this.options.store.delete({ ...key, type: link.insight.name });
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === 'not_found')) throw error;
+    }
   }
 
   /** Creates mesh `default` (with its defaults) unless it exists. */

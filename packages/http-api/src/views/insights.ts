@@ -9,7 +9,7 @@ import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { collectionJson, nextPageUrl, parsePage, type Page } from '../pagination.js';
 import type { Params, RouteTable } from '../route-table.js';
-import { nameFilter } from './name-filter.js';
+import { nameFilter } from '../query.js';
 
 const notFound = () => new DomainError('not_found', 'Not found');
 

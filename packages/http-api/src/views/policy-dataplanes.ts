@@ -3,6 +3,7 @@
 // source/destination policy by any of its sources or destinations; a selector matches a
 // dataplane when it matches one inbound's tags or the gateway's.
 import { dataplaneKind, dataplaneTagSets, DomainError, policyKinds, type AnyKind, type DataplaneSpec, type Selector } from '@mesh/model';
+import { selectorMatches } from '@mesh/policy-matcher';
 import type { Request, Response } from 'express';
 import { identifyCaller, requireAccess } from '../access.js';
 import type { ApiContext } from '../context.js';
@@ -11,19 +12,15 @@ import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { nextPageUrl, parsePage } from '../pagination.js';
 import type { Params, RouteTable } from '../route-table.js';
-import { nameFilter } from './name-filter.js';
+import { nameFilter } from '../query.js';
 
 const TITLE = 'Could not retrieve policy';
 
 type SelectingSpec = { selectors?: Selector[]; sources?: Selector[]; destinations?: Selector[] };
 
-/** Every tag of the selector is present (an own key) with the same value, or `*`. */
-const matchesTags = (match: Record<string, string>, tags: Record<string, string>): boolean =>
-  Object.entries(match).every(([key, value]) => Object.hasOwn(tags, key) && (value === '*' || tags[key] === value));
-
 function selectsDataplane(selectors: readonly Selector[], dataplane: DataplaneSpec): boolean {
   const tagSets = dataplaneTagSets(dataplane);
-  return selectors.some(({ match = {} }) => Object.keys(match).length === 0 || tagSets.some((tags) => matchesTags(match, tags)));
+  return selectors.some(({ match = {} }) => Object.keys(match).length === 0 || tagSets.some((tags) => selectorMatches(match, tags)));
 }
 
 async function listSelectedDataplanes(ctx: ApiContext, kind: AnyKind, req: Request, res: Response, params: Params) {

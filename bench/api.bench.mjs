@@ -1,0 +1,392 @@
+#!/usr/bin/env node
+// REST API benchmark of the built zone control plane against two baselines that return the same
+// bytes: a plain node:http server (what one Node process can serve at best) and a bare Express 5
+// app (the framework the API is built on, with nothing behind the route). Prints figures and the
+// targets next to them; asserts nothing. See bench/README.md.
+//
+// Knobs (env): BENCH_DURATION seconds per measurement (5), BENCH_WARMUP seconds (1),
+// BENCH_CONNECTIONS for the concurrent scenarios (10), BENCH_CPU_PROF=<dir> to run the control
+// plane under `node --cpu-prof` and write its profile there on exit, BENCH_ONLY=get,first,deep,
+// update,create to run only some scenarios (with a profile, to see one request's costs alone).
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
+const BASELINE = join(root, 'bench', 'baseline-server.mjs');
+
+const DATAPLANES = 10_000;
+const POLICIES = 1_000;
+const LOAD_CONCURRENCY = 8;
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
+
+const MESH = 'default';
+const DP_PATH = `/meshes/${MESH}/dataplanes`;
+const dpName = (i) => `dp-${String(i).padStart(5, '0')}`; // padded, so list order is index order
+const DEEP_OFFSET = DATAPLANES - 200;
+// The GETs measured; the control plane's answers to them are what the baselines serve.
+const GET_PATHS = {
+  get: `${DP_PATH}/${dpName(DATAPLANES / 2)}`,
+  first: `${DP_PATH}?size=100&offset=0`,
+  deep: `${DP_PATH}?size=100&offset=${DEEP_OFFSET}`,
+};
+
+const TARGETS = { vsExpress: 0.7, deepVsFirst: 0.9, putPerSecond: 1_500, rssMb: 300 };
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+const children = new Set();
+process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+
+/** Spawns `node args…`, keeps the tail of its output for error messages. */
+function spawnNode(args, env) {
+  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let tail = '';
+  const keep = (chunk) => (tail = (tail + chunk).slice(-8_000));
+  child.stdout.setEncoding('utf8').on('data', keep);
+  child.stderr.setEncoding('utf8').on('data', keep);
+  const exited = new Promise((done) => child.once('exit', (code) => (children.delete(child), done(code))));
+  return {
+    child,
+    output: () => tail,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+async function startControlPlane(workDir) {
+  const ports = { http: await freePort(), https: await freePort(), diagnostics: await freePort() };
+  const flags = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
+  const proc = spawnNode([...flags, ZONE_BINARY], {
+    MESH_GENERAL_WORK_DIR: workDir,
+    MESH_API_SERVER_HTTP_PORT: String(ports.http),
+    MESH_API_SERVER_HTTPS_PORT: String(ports.https),
+    MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
+    MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.child.exitCode !== null) throw new Error(`control plane exited with ${proc.child.exitCode}:\n${proc.output()}`);
+    const ready = await fetch(`http://127.0.0.1:${ports.diagnostics}/ready`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`control plane did not become ready:\n${proc.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { ...proc, url: `http://127.0.0.1:${ports.http}`, pid: proc.child.pid };
+}
+
+async function startBaseline(flavour, responsesFile) {
+  const proc = spawnNode([BASELINE, flavour, responsesFile], {});
+  const port = await new Promise((found, reject) => {
+    proc.child.stdout.on('data', () => {
+      const match = /listening (\d+)/.exec(proc.output());
+      if (match) found(Number(match[1]));
+    });
+    proc.child.once('exit', (code) => reject(new Error(`${flavour} baseline exited with ${code}:\n${proc.output()}`)));
+  });
+  return { ...proc, url: `http://127.0.0.1:${port}`, pid: proc.child.pid };
+}
+
+/** CPU time (user + system) a process has used, in seconds, from /proc (10 ms ticks). */
+function cpuSeconds(pid) {
+  // Fields after the `(comm)`, which may itself hold spaces: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Waits until a process stays nearly idle for half a second (background work after a load). */
+async function settle(pid, limitSeconds = 15) {
+  const started = performance.now();
+  for (;;) {
+    const before = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, 500));
+    if (cpuSeconds(pid) - before <= 0.02 || performance.now() - started > limitSeconds * 1000) break;
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** Resident and peak resident memory of a process, in MB, from /proc. */
+function memoryMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data
+
+const dataplane = (i, address = `10.0.${i >> 8}.${i & 255}`) => ({
+  type: 'Dataplane',
+  mesh: MESH,
+  name: dpName(i),
+  networking: {
+    address,
+    inbound: [{ port: 8080, servicePort: 80, tags: { 'mesh.io/service': `svc-${i % 100}`, 'mesh.io/protocol': 'http', version: `v${i % 3}` } }],
+    outbound: [
+      { port: 10001, service: `svc-${(i + 1) % 100}` },
+      { port: 10002, service: `svc-${(i + 2) % 100}` },
+    ],
+  },
+});
+
+const ALL = [{ match: { 'mesh.io/service': '*' } }];
+const to = (service) => [{ match: { 'mesh.io/service': service } }];
+// Bodies after apps/zone/src/testing/examples.ts, each aimed at one of the dataplanes' services.
+const POLICY_KINDS = [
+  {
+    type: 'TrafficRoute',
+    path: 'traffic-routes',
+    spec: (s) => ({
+      sources: ALL,
+      destinations: to(s),
+      conf: { split: [{ weight: 90, destination: { 'mesh.io/service': s, version: 'v1' } }, { weight: 10, destination: { 'mesh.io/service': s, version: 'v2' } }] },
+    }),
+  },
+  { type: 'TrafficPermission', path: 'traffic-permissions', spec: (s) => ({ sources: ALL, destinations: to(s) }) },
+  { type: 'Timeout', path: 'timeouts', spec: (s) => ({ sources: ALL, destinations: to(s), conf: { connectTimeout: '5s', http: { requestTimeout: '15s' } } }) },
+  { type: 'Retry', path: 'retries', spec: (s) => ({ sources: ALL, destinations: to(s), conf: { http: { numRetries: 3, perTryTimeout: '2s' } } }) },
+  {
+    type: 'HealthCheck',
+    path: 'health-checks',
+    spec: (s) => ({ sources: ALL, destinations: to(s), conf: { interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1 } }),
+  },
+];
+
+const agent = new Agent({ keepAlive: true, maxSockets: LOAD_CONCURRENCY });
+
+function call(base, method, path, body) {
+  return new Promise((done, fail) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(`${base}${path}`, { method, agent, headers: payload ? { 'content-type': 'application/json' } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => done({ status: res.statusCode, body: text }));
+    });
+    req.on('error', fail);
+    req.end(payload);
+  });
+}
+
+/** PUTs every [path, body] with a few requests in flight; returns requests per second. */
+async function putAll(base, items) {
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < items.length) {
+      const [path, body] = items[next++];
+      const res = await call(base, 'PUT', path, body);
+      if (res.status !== 201) throw new Error(`PUT ${path}: ${res.status} ${res.body}`);
+    }
+  };
+  await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, worker));
+  return items.length / ((performance.now() - started) / 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+
+/**
+ * The measured requests. `requests()` is called once per server (warm-up and run share it), so
+ * each server sees the same sequence of PUTs.
+ */
+function scenarios(captured) {
+  const get = (key) => ({ key, connections: CONNECTIONS, requests: () => [{ method: 'GET', path: GET_PATHS[key] }], expectBody: captured[GET_PATHS[key]] });
+  return [
+    { title: 'GET one dataplane', ...get('get') },
+    { title: 'GET list page, offset=0', ...get('first') },
+    { title: `GET list page, offset=${DEEP_OFFSET}`, ...get('deep') },
+    {
+      key: 'update',
+      title: 'PUT update, sequential',
+      connections: 1,
+      expectBody: '{}',
+      // Walks the loaded dataplanes, each pass with new addresses, so every PUT is a real change.
+      requests: () =>
+        putSequence((c) => {
+          const i = c % DATAPLANES;
+          return dataplane(i, `10.${1 + (Math.floor(c / DATAPLANES) % 250)}.${i >> 8}.${i & 255}`);
+        }),
+    },
+    {
+      key: 'create',
+      title: 'PUT create, sequential',
+      connections: 1,
+      expectBody: '{}',
+      requests: () => putSequence((c) => ({ ...dataplane(c), name: `new-${dpName(c)}` })),
+    },
+  ];
+}
+
+function putSequence(bodyOf) {
+  let count = 0;
+  return [
+    {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      setupRequest: (req) => {
+        const body = bodyOf(count++);
+        return { ...req, path: `${DP_PATH}/${body.name}`, body: JSON.stringify(body) };
+      },
+    },
+  ];
+}
+
+const percentile = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]);
+
+/** One autocannon run; latencies come from the `response` event because autocannon's own histogram counts whole milliseconds. */
+async function run(server, scenario, requests, duration, record) {
+  const latencies = [];
+  const cpuBefore = cpuSeconds(server.pid);
+  const instance = autocannon({
+    url: server.url,
+    connections: scenario.connections,
+    duration,
+    requests,
+    // Counted as mismatches: every answer must be the captured bytes.
+    verifyBody: (body) => body === scenario.expectBody,
+  });
+  if (record) instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
+  const started = performance.now();
+  const result = await instance;
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    rps: result.requests.total / seconds,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    bad: result.non2xx + result.errors + result.timeouts + result.mismatches,
+    // The server's own CPU per request does not depend on how much CPU the load generator took.
+    cpuUs: (cpu / result.requests.total) * 1e6,
+    cpuShare: cpu / seconds,
+  };
+}
+
+async function measure(server, scenario, everyServer) {
+  // A server just measured may still be collecting garbage; on two cores that would slow the next.
+  await Promise.all(everyServer.map((other) => settle(other.pid, 5)));
+  const requests = scenario.requests();
+  if (WARMUP > 0) await run(server, scenario, requests, WARMUP, false);
+  return run(server, scenario, requests, DURATION, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-');
+const verdict = (value, target) => (value >= target ? 'ok' : `MISSED by ${fmt((1 - value / target) * 100)}%`);
+const pad = (text, width) => String(text).padEnd(width);
+const padL = (text, width) => String(text).padStart(width);
+
+function printScenario(scenario, results) {
+  console.log(`\n${scenario.title} (${scenario.connections} connection${scenario.connections > 1 ? 's' : ''}, ${DURATION}s)`);
+  console.log(`  ${pad('server', 15)}${padL('req/s', 9)}${padL('p50 ms', 9)}${padL('p99 ms', 9)}${padL('CPU µs/req', 12)}${padL('CPU', 6)}${padL('failed', 8)}`);
+  for (const [name, r] of Object.entries(results)) {
+    const cells = [fmt(r.rps), fmt(r.p50, 2), fmt(r.p99, 2)].map((c) => padL(c, 9)).join('');
+    console.log(`  ${pad(name, 15)}${cells}${padL(fmt(r.cpuUs), 12)}${padL(`${fmt(r.cpuShare * 100)}%`, 6)}${padL(r.bad, 8)}`);
+  }
+  const cp = results['control plane'];
+  const ratio = (baseline) => `${fmt(cp.rps / results[baseline].rps, 2)} (CPU/req: ${fmt(results[baseline].cpuUs / cp.cpuUs, 2)})`;
+  const vsExpress = cp.rps / results.express.rps;
+  const target =
+    scenario.key === 'update' || scenario.key === 'create'
+      ? `target >= ${fmt(TARGETS.putPerSecond)}/s: ${verdict(cp.rps, TARGETS.putPerSecond)}`
+      : `target >= ${TARGETS.vsExpress} of express: ${verdict(vsExpress, TARGETS.vsExpress)}`;
+  console.log(`  control plane / node:http ${ratio('node:http')}, / express ${ratio('express')}; ${target}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  if (!existsSync(ZONE_BINARY)) throw new Error(`${ZONE_BINARY} is missing: build first (npm run setup)`);
+  console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log('load generator (autocannon) runs in this process; each server is its own process.');
+
+  const workDir = mkdtempSync(join(tmpdir(), 'mesh-bench-'));
+  const servers = {};
+  try {
+    servers['control plane'] = await startControlPlane(workDir);
+    const cp = servers['control plane'];
+
+    // Load through the API, as an operator would.
+    const dpItems = Array.from({ length: DATAPLANES }, (_, i) => [`${DP_PATH}/${dpName(i)}`, dataplane(i)]);
+    const dpRate = await putAll(cp.url, dpItems);
+    const policyItems = Array.from({ length: POLICIES }, (_, i) => {
+      const kind = POLICY_KINDS[i % POLICY_KINDS.length];
+      const name = `bench-${kind.path}-${i}`;
+      return [`/meshes/${MESH}/${kind.path}/${name}`, { type: kind.type, mesh: MESH, name, ...kind.spec(`svc-${i % 100}`) }];
+    });
+    const policyRate = await putAll(cp.url, policyItems);
+    console.log(`\nloaded ${fmt(DATAPLANES)} dataplanes at ${fmt(dpRate)}/s and ${fmt(POLICIES)} policies (${POLICY_KINDS.map((k) => k.type).join(', ')}) at ${fmt(policyRate)}/s, ${LOAD_CONCURRENCY} requests in flight`);
+    const settled = await settle(cp.pid);
+    const loaded = memoryMb(cp.pid);
+    console.log(`control plane idle ${fmt(settled, 1)}s after loading; RSS ${fmt(loaded.rss)} MB (target < ${TARGETS.rssMb} MB: ${loaded.rss < TARGETS.rssMb ? 'ok' : `MISSED by ${fmt((loaded.rss / TARGETS.rssMb - 1) * 100)}%`})`);
+
+    // The baselines serve exactly what the control plane answered.
+    const captured = {};
+    for (const path of Object.values(GET_PATHS)) {
+      const res = await call(cp.url, 'GET', path);
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.body}`);
+      captured[path] = res.body;
+    }
+    agent.destroy();
+    const responsesFile = join(workDir, 'bench-responses.json');
+    writeFileSync(responsesFile, JSON.stringify({ get: captured, dataplaneNames: Array.from({ length: DATAPLANES }, (_, i) => dpName(i)) }));
+    servers['node:http'] = await startBaseline('node', responsesFile);
+    servers.express = await startBaseline('express', responsesFile);
+
+    // Servers take turns within a scenario, so drift on the machine hits all three alike.
+    const all = {};
+    for (const scenario of scenarios(captured)) {
+      if (ONLY && !ONLY.has(scenario.key)) continue;
+      const results = {};
+      for (const [name, server] of Object.entries(servers)) results[name] = await measure(server, scenario, Object.values(servers));
+      all[scenario.key] = results;
+      printScenario(scenario, results);
+    }
+
+    if (all.deep && all.first) {
+      const ratio = (name) => all.deep[name].rps / all.first[name].rps;
+      const deep = ratio('control plane');
+      const byCpu = all.first['control plane'].cpuUs / all.deep['control plane'].cpuUs;
+      console.log(`\ndeep page / first page, control plane: ${fmt(deep, 2)} (CPU/req: ${fmt(byCpu, 2)}); target ~1, >= ${TARGETS.deepVsFirst}: ${verdict(deep, TARGETS.deepVsFirst)}`);
+      console.log(`  same bytes from the baselines, for the noise: node:http ${fmt(ratio('node:http'), 2)}, express ${fmt(ratio('express'), 2)}`);
+    }
+    const end = memoryMb(cp.pid);
+    console.log(`control plane RSS at the end: ${fmt(end.rss)} MB, peak ${fmt(end.peak)} MB`);
+    console.log(`load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews req/s; CPU µs/req much less)`);
+  } finally {
+    await Promise.all(Object.values(servers).map((server) => server.stop()));
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  if (CPU_PROF_DIR) console.log(`control plane CPU profile written to ${CPU_PROF_DIR}`);
+}
+
+await main();

@@ -2,8 +2,20 @@
 import type { AnyKind } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 
+// Stored resources are immutable and shared, so each one's wire JSON is built once.
+const wireJsonOf = new WeakMap<StoredResource, string>();
+
 /** `{type, mesh?, name, creationTime, modificationTime, labels?, ...spec}` in the reference's key order. */
 export function resourceJson(kind: AnyKind, resource: StoredResource): string {
+  let json = wireJsonOf.get(resource);
+  if (json === undefined) {
+    json = buildResourceJson(kind, resource);
+    wireJsonOf.set(resource, json);
+  }
+  return json;
+}
+
+function buildResourceJson(kind: AnyKind, resource: StoredResource): string {
   let json = `{"type":${JSON.stringify(kind.wireType)}`;
   if (kind.scope === 'mesh') json += `,"mesh":${JSON.stringify(resource.mesh)}`;
   json += `,"name":${JSON.stringify(resource.name)},"creationTime":"${resource.creationTime}","modificationTime":"${resource.modificationTime}"`;

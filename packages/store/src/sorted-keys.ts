@@ -1,17 +1,12 @@
 /**
  * The (mesh, name) keys of one resource type in code-unit order. It answers counts and turns a
- * numeric page offset into a key in O(log n), so a deep page costs what the first one does.
+ * numeric page offset into a position, so a deep page costs what the first one does.
  */
 export class SortedKeys {
   private readonly keys: string[] = [];
 
   static compose(mesh: string, name: string): string {
     return `${mesh}\u0000${name}`;
-  }
-
-  static decompose(key: string): { mesh: string; name: string } {
-    const at = key.indexOf('\u0000');
-    return { mesh: key.slice(0, at), name: key.slice(at + 1) };
   }
 
   get size(): number {

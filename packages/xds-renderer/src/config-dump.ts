@@ -1,0 +1,109 @@
+// The `/xds` inspection document (§2.5) rendered from what the control plane generated, in the
+// shape of Envoy's admin `/config_dump`: the bootstrap's node, then every dynamic resource by type.
+import { SERVICE_TAG, dataplaneTagSets } from '@mesh/model';
+import type { DataplaneResource } from '@mesh/policy-matcher';
+import { type JsonObject, TYPE, type TypedObject } from './envoy.js';
+import type { ZoneEgressResource, ZoneIngressResource } from './mesh-context.js';
+import type { ProxyConfig } from './proxy.js';
+
+export interface ConfigDump {
+  readonly configs: TypedObject[];
+}
+
+/** Version info of each xDS type as last sent, when the resources changed, and what the proxy reported. */
+export interface ConfigDumpOptions {
+  readonly versions?: { readonly listeners?: string; readonly clusters?: string; readonly endpoints?: string; readonly secrets?: string };
+  /** RFC 3339; absent leaves `lastUpdated` out. */
+  readonly lastUpdated?: string;
+  /** The node metadata of the proxy's last xDS request; non-string values are kept as JSON text. */
+  readonly nodeMetadata?: Readonly<Record<string, unknown>>;
+  /** Envoy's admin port, reported as `dataplane.admin.port` unless the node metadata has it. */
+  readonly adminPort?: number;
+}
+
+const REDACTED = '[redacted]';
+
+/** Node metadata as strings only (the contract types it as a string map). */
+function stringMetadata(defaults: Record<string, string>, reported: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
+  const metadata = { ...defaults };
+  for (const [key, value] of Object.entries(reported ?? {})) {
+    if (value === undefined) continue;
+    metadata[key] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return metadata;
+}
+
+/** Private keys never leave the control plane, even in a dump. */
+function redactSecret(secret: TypedObject): TypedObject {
+  const certificate = secret.tlsCertificate as JsonObject | undefined;
+  if (!certificate?.privateKey) return secret;
+  return { ...secret, tlsCertificate: { ...certificate, privateKey: { inlineString: REDACTED } } };
+}
+
+function renderDump(node: JsonObject, config: ProxyConfig, options: ConfigDumpOptions): ConfigDump {
+  const versions = options.versions ?? {};
+  const updated = options.lastUpdated === undefined ? {} : { lastUpdated: options.lastUpdated };
+  const versionOf = (version: string | undefined): JsonObject => (version ? { versionInfo: version } : {});
+  return {
+    configs: [
+      { '@type': TYPE.bootstrapDump, bootstrap: { node }, ...updated },
+      {
+        '@type': TYPE.clustersDump,
+        ...versionOf(versions.clusters),
+        dynamicActiveClusters: config.clusters.map((cluster) => ({ ...versionOf(versions.clusters), cluster, ...updated })),
+      },
+      {
+        '@type': TYPE.endpointsDump,
+        dynamicEndpointConfigs: config.endpoints.map((endpointConfig) => ({ ...versionOf(versions.endpoints), endpointConfig, ...updated })),
+      },
+      {
+        '@type': TYPE.listenersDump,
+        ...versionOf(versions.listeners),
+        dynamicListeners: config.listeners.map((listener) => ({
+          name: listener.name,
+          activeState: { ...versionOf(versions.listeners), listener, ...updated },
+        })),
+      },
+      // Route configurations are inline in the listeners.
+      { '@type': TYPE.routesDump },
+      {
+        '@type': TYPE.secretsDump,
+        dynamicActiveSecrets: config.secrets.map((secret) => ({ name: secret.name, ...versionOf(versions.secrets), secret: redactSecret(secret), ...updated })),
+      },
+    ],
+  };
+}
+
+/** A dataplane's dump: node `<mesh>.<name>`, cluster its first service in name order. */
+export function renderDataplaneConfigDump(dataplane: DataplaneResource, config: ProxyConfig, options: ConfigDumpOptions = {}): ConfigDump {
+  const services = dataplaneTagSets(dataplane.spec)
+    .map((tags) => tags[SERVICE_TAG])
+    .filter((service): service is string => service !== undefined)
+    .sort();
+  const adminPort = options.adminPort ?? dataplane.spec.networking?.admin?.port ?? 9901;
+  const resource = JSON.stringify({ type: 'Dataplane', mesh: dataplane.mesh, name: dataplane.name, ...dataplane.spec });
+  const metadata = stringMetadata(
+    { 'dataplane.admin.port': String(adminPort), 'dataplane.proxyType': 'dataplane', 'dataplane.resource': resource },
+    options.nodeMetadata,
+  );
+  return renderDump({ id: `${dataplane.mesh}.${dataplane.name}`, cluster: services[0] ?? 'unknown', metadata }, config, options);
+}
+
+function zoneProxyDump(
+  name: string,
+  proxyType: 'ingress' | 'egress',
+  admin: number | undefined,
+  config: ProxyConfig,
+  options: ConfigDumpOptions,
+): ConfigDump {
+  const adminPort = options.adminPort ?? admin ?? 9901;
+  const metadata = stringMetadata({ 'dataplane.admin.port': String(adminPort), 'dataplane.proxyType': proxyType }, options.nodeMetadata);
+  // Zone proxies belong to no mesh: their id is `.<name>`.
+  return renderDump({ id: `.${name}`, cluster: name, metadata }, config, options);
+}
+
+export const renderZoneIngressConfigDump = (ingress: ZoneIngressResource, config: ProxyConfig, options: ConfigDumpOptions = {}): ConfigDump =>
+  zoneProxyDump(ingress.name, 'ingress', ingress.spec.networking?.admin?.port, config, options);
+
+export const renderZoneEgressConfigDump = (egress: ZoneEgressResource, config: ProxyConfig, options: ConfigDumpOptions = {}): ConfigDump =>
+  zoneProxyDump(egress.name, 'egress', egress.spec.networking?.admin?.port, config, options);

@@ -1,0 +1,350 @@
+// Outbound side (§4.4): per outbound a listener routing to the TrafficRoute's destinations, and
+// per destination a cluster (EDS inside the mesh, inline endpoints for external services) with
+// its ClusterLoadAssignment.
+import { SERVICE_TAG, type RateLimitSpec, type TagMap } from '@mesh/model';
+import { type OutboundMatch, type ServiceMatch, splitWithDestination, type TrafficRouteConf, type TrafficRouteSplit } from '@mesh/policy-matcher';
+import {
+  configureCircuitBreakers,
+  configureClusterTimeouts,
+  configureEds,
+  configureHealthCheck,
+  configureLoadBalancer,
+  configureOutlierDetection,
+  configureProvidedEndpoints,
+  configureUpstreamHttp,
+  configureUpstreamHttpFor,
+  type LoadBalancerConf,
+  newCluster,
+  type TimeoutConf,
+} from './clusters.js';
+import { type Cluster, type ClusterLoadAssignment, FILTER, type JsonObject, type Listener, socketAddress, TYPE, typedExtension } from './envoy.js';
+import {
+  accessLog,
+  type AccessLogSubject,
+  grpcStatsFilter,
+  httpConnectionManager,
+  httpConnectionManagerFilter,
+  kafkaBrokerFilter,
+  localRateLimitFilter,
+  retryPolicy,
+  routeRateLimit,
+  tcpProxy,
+  tracing,
+} from './filters.js';
+import { buildLoadAssignment, type Endpoint, splitHostPort } from './mesh-context.js';
+import { destinationClusterName, MESH_TAG, outboundListenerName, outboundRouteName, serializeTagsHeader, sniFromTags, TAGS_HEADER, tagsWithout } from './names.js';
+import { commonProtocolOf, type Protocol } from './protocol.js';
+import type { ProxyState } from './proxy-state.js';
+import { tlsTransportSocket, upstreamExternalTls, upstreamMeshTls } from './tls.js';
+
+/** The service name zone egresses present in their certificates. */
+const ZONE_EGRESS_SERVICE = 'zone-egress';
+
+type HttpRoute = NonNullable<TrafficRouteConf['http']>[number];
+
+/** One destination of a route. */
+interface Destination {
+  readonly name: string;
+  readonly service: string;
+  /** The destination's tags but `mesh.io/mesh`. */
+  readonly tags: TagMap;
+  readonly weight: number;
+  readonly external: boolean;
+  /** Set when the destination lives in another mesh. */
+  readonly otherMesh: string | undefined;
+  readonly timeout: TimeoutConf | undefined;
+  readonly loadBalancer: LoadBalancerConf | undefined;
+}
+
+interface OutboundRoute {
+  readonly match: HttpRoute['match'];
+  readonly modify: HttpRoute['modify'];
+  readonly destinations: readonly Destination[];
+  /** Only toward external services reached directly: otherwise their inbound side limits. */
+  readonly rateLimit: RateLimitSpec | undefined;
+}
+
+/** Everything the outbound listeners of one proxy reach, by service. */
+interface ReachedService {
+  readonly destinations: Map<string, Destination>;
+  external: boolean;
+}
+
+/** Renders the outbound side of a proxy. */
+class OutboundRenderer {
+  private readonly reached = new Map<string, ReachedService>();
+  private readonly servicePolicies: ReadonlyMap<string, ServiceMatch>;
+  /** Endpoints of the external services this proxy may reach directly (without zone egress). */
+  private readonly externalEndpoints = new Map<string, Endpoint[]>();
+
+  constructor(private readonly state: ProxyState) {
+    this.servicePolicies = new Map(state.policies.services.map((entry) => [entry.service, entry]));
+    const context = state.context;
+    if (!context.zoneEgressEnabled) {
+      for (const { externalService } of state.policies.externalServices) {
+        const endpoint = context.externalServiceEndpoint(externalService);
+        if (!endpoint) continue;
+        const service = externalService.spec.tags?.[SERVICE_TAG] ?? '';
+        const list = this.externalEndpoints.get(service);
+        if (list) list.push(endpoint);
+        else this.externalEndpoints.set(service, [endpoint]);
+      }
+    }
+  }
+
+  render(): { listeners: Listener[]; clusters: Cluster[]; endpoints: ClusterLoadAssignment[] } {
+    const listeners = this.state.policies.outbounds.map((outbound) => this.listener(outbound));
+    const clusters: Cluster[] = [];
+    const endpoints: ClusterLoadAssignment[] = [];
+    for (const service of [...this.reached.keys()].sort()) {
+      const reached = this.reached.get(service);
+      if (!reached) continue;
+      const protocol = this.protocolOf([service]);
+      for (const destination of reached.destinations.values()) {
+        clusters.push(this.cluster(destination, reached.external, protocol));
+        if (reached.external && !this.state.context.zoneEgressEnabled) continue;
+        endpoints.push(
+          destination.otherMesh === undefined
+            ? this.state.context.loadAssignment(destination.name, destination.tags)
+            : // Other meshes' endpoints are not part of this mesh's state.
+              buildLoadAssignment(destination.name, []),
+        );
+      }
+    }
+    return { listeners, clusters, endpoints };
+  }
+
+  /** All endpoints of the services (not only those a destination selects) decide the protocol. */
+  private protocolOf(services: Iterable<string>): Protocol {
+    const endpoints: Endpoint[] = [];
+    for (const service of services) {
+      endpoints.push(...(this.state.context.endpointsByService.get(service) ?? []), ...(this.externalEndpoints.get(service) ?? []));
+    }
+    return commonProtocolOf(endpoints);
+  }
+
+  private isExternal(service: string): boolean {
+    return this.state.context.endpointsByService.get(service)?.[0]?.externalService !== undefined || this.externalEndpoints.has(service);
+  }
+
+  private destinationsOf(split: readonly TrafficRouteSplit[], outbound: OutboundMatch, conf: TrafficRouteConf): Destination[] {
+    const destinations: Destination[] = [];
+    for (const entry of split) {
+      // Envoy does not take weight 0: such a destination gets no traffic and no cluster.
+      if (!entry.weight) continue;
+      const tags = entry.destination ?? {};
+      const service = tags[SERVICE_TAG] ?? '';
+      destinations.push({
+        name: destinationClusterName(tags),
+        service,
+        tags: tagsWithout(tags, MESH_TAG),
+        weight: entry.weight,
+        external: this.isExternal(service),
+        otherMesh: tags[MESH_TAG],
+        timeout: outbound.timeout?.spec.conf,
+        loadBalancer: conf.loadBalancer,
+      });
+    }
+    return destinations;
+  }
+
+  private routesOf(outbound: OutboundMatch): OutboundRoute[] {
+    const conf = outbound.routeConf;
+    if (!conf) return [];
+    const routes: OutboundRoute[] = [];
+    const rateLimit = outbound.rateLimit?.spec;
+    const add = (match: HttpRoute['match'], modify: HttpRoute['modify'], destinations: Destination[]): void => {
+      if (destinations.length === 0) return;
+      const limited = destinations.some((destination) => destination.external) && !this.state.context.zoneEgressEnabled;
+      routes.push({ match, modify, destinations, rateLimit: limited ? rateLimit : undefined });
+    };
+    for (const http of conf.http ?? []) add(http.match, http.modify, this.destinationsOf(splitWithDestination(http), outbound, conf));
+    add(undefined, undefined, this.destinationsOf(splitWithDestination(conf), outbound, conf));
+    return routes;
+  }
+
+  private listener(outbound: OutboundMatch): Listener {
+    const { host, port } = splitHostPort(outbound.name) ?? { host: '', port: 0 };
+    const routes = this.routesOf(outbound);
+    const destinations = routes.flatMap((route) => route.destinations);
+    for (const destination of destinations) {
+      let reached = this.reached.get(destination.service);
+      if (!reached) this.reached.set(destination.service, (reached = { destinations: new Map(), external: false }));
+      reached.destinations.set(destination.name, destination);
+      reached.external ||= destination.external;
+    }
+    const protocol = this.protocolOf(new Set(destinations.map((destination) => destination.service)));
+    const listener: Listener = {
+      '@type': TYPE.listener,
+      name: outboundListenerName(host, port),
+      address: socketAddress(host, port),
+      trafficDirection: 'OUTBOUND',
+      filterChains: [this.filterChain(outbound, routes, destinations, protocol)],
+      metadata: { filterMetadata: { 'io.mesh.tags': tagsWithout(outbound.tags, MESH_TAG) } },
+    };
+    if (this.state.transparentProxying) listener.bindToPort = false;
+    return listener;
+  }
+
+  private filterChain(outbound: OutboundMatch, routes: OutboundRoute[], destinations: Destination[], protocol: Protocol): JsonObject {
+    const state = this.state;
+    const service = outbound.service;
+    const policies = this.servicePolicies.get(service);
+    const timeout = outbound.timeout?.spec.conf;
+    const logBackend = policies?.trafficLog && state.context.loggingBackend(policies.trafficLog.spec.conf?.backend);
+    const subject: AccessLogSubject = {
+      mesh: state.context.name,
+      direction: 'OUTBOUND',
+      sourceService: state.identifyingService,
+      destinationService: service,
+      sourceAddress: state.address,
+      accessLogSocketPath: state.accessLogSocketPath,
+    };
+    if (protocol === 'http' || protocol === 'http2' || protocol === 'grpc') {
+      const hcm = httpConnectionManager(service, false);
+      const trace = state.tracingBackend && tracing(state.tracingBackend, { service: state.identifyingService, direction: 'OUTBOUND', destination: service });
+      if (trace) hcm.tracing = trace;
+      // Kept for external services reached without zone egress (the limits sit on their routes).
+      if (!state.context.zoneEgressEnabled && outbound.rateLimit) hcm.httpFilters.push(localRateLimitFilter());
+      if (protocol === 'grpc') hcm.httpFilters.push(grpcStatsFilter());
+      const log = logBackend && accessLog(logBackend, subject, 'http');
+      if (log) hcm.accessLog = [log];
+      const virtualHost: JsonObject = { name: service, domains: ['*'], routes: routes.map((route) => this.httpRoute(route)) };
+      const retry = retryPolicy(policies?.retry, protocol);
+      if (retry) virtualHost.retryPolicy = retry;
+      const routeConfig: JsonObject = { name: outboundRouteName(service), validateClusters: false, virtualHosts: [virtualHost] };
+      const tagsHeader = serializeTagsHeader(state.tagSets);
+      if (tagsHeader) routeConfig.requestHeadersToAdd = [{ header: { key: TAGS_HEADER, value: tagsHeader } }];
+      hcm.routeConfig = routeConfig;
+      hcm.commonHttpProtocolOptions = { idleTimeout: timeout?.http?.idleTimeout ?? '0s' };
+      hcm.streamIdleTimeout =
+        protocol === 'grpc' ? (timeout?.http?.streamIdleTimeout ?? timeout?.grpc?.streamIdleTimeout ?? '0s') : (timeout?.http?.streamIdleTimeout ?? '0s');
+      return { filters: [httpConnectionManagerFilter(hcm)] };
+    }
+    const filters: JsonObject[] = [];
+    if (protocol === 'kafka') filters.push(kafkaBrokerFilter(service));
+    // Without a route there is nothing to proxy to: the chain stays empty.
+    if (destinations.length > 0) {
+      const proxy = tcpProxy(service, destinations);
+      const log = logBackend && accessLog(logBackend, subject, 'network');
+      if (log) proxy.accessLog = [log];
+      const maxConnectAttempts = policies?.retry?.spec.conf?.tcp?.maxConnectAttempts;
+      if (policies?.retry?.spec.conf?.tcp) proxy.maxConnectAttempts = maxConnectAttempts ?? 0;
+      proxy.idleTimeout = timeout?.tcp?.idleTimeout ?? '0s';
+      filters.push(typedExtension(FILTER.tcpProxy, proxy));
+    }
+    return filters.length > 0 ? { filters } : {};
+  }
+
+  private httpRoute(route: OutboundRoute): JsonObject {
+    const [first] = route.destinations;
+    const action: JsonObject = { timeout: first?.timeout?.http?.requestTimeout ?? '0s' };
+    if (route.destinations.length === 1) action.cluster = first?.name ?? '';
+    else action.weightedClusters = { clusters: route.destinations.map(({ name, weight }) => ({ name, weight })) };
+    if (route.destinations.some((destination) => destination.external)) action.autoHostRewrite = true;
+    const modify = route.modify;
+    if (modify?.path?.rewritePrefix !== undefined) action.prefixRewrite = modify.path.rewritePrefix;
+    else if (modify?.path?.regex) action.regexRewrite = regexRewrite(modify.path.regex);
+    if (modify?.host?.value !== undefined) {
+      delete action.autoHostRewrite;
+      action.hostRewriteLiteral = modify.host.value;
+    } else if (modify?.host?.fromPath) {
+      delete action.autoHostRewrite;
+      action.hostRewritePathRegex = regexRewrite(modify.host.fromPath);
+    }
+    const envoyRoute: JsonObject = { match: routeMatch(route.match), route: action };
+    const limit = route.rateLimit && routeRateLimit(route.rateLimit);
+    if (limit) envoyRoute.typedPerFilterConfig = { [FILTER.localRateLimit]: limit };
+    const headers = (list: HeaderList | undefined): JsonObject[] =>
+      (list ?? []).map((header) => ({ header: { key: header.name ?? '', value: header.value ?? '' }, append: header.append ?? false }));
+    if (modify?.requestHeaders?.add) envoyRoute.requestHeadersToAdd = headers(modify.requestHeaders.add);
+    if (modify?.requestHeaders?.remove) envoyRoute.requestHeadersToRemove = modify.requestHeaders.remove.map((header) => header.name ?? '');
+    if (modify?.responseHeaders?.add) envoyRoute.responseHeadersToAdd = headers(modify.responseHeaders.add);
+    if (modify?.responseHeaders?.remove) envoyRoute.responseHeadersToRemove = modify.responseHeaders.remove.map((header) => header.name ?? '');
+    return envoyRoute;
+  }
+
+  private cluster(destination: Destination, external: boolean, protocol: Protocol): Cluster {
+    const state = this.state;
+    const context = state.context;
+    const policies = this.servicePolicies.get(destination.service);
+    const cluster = newCluster(destination.name);
+    configureClusterTimeouts(cluster, destination.timeout, protocol);
+    configureCircuitBreakers(cluster, policies?.circuitBreaker?.spec.conf);
+    configureOutlierDetection(cluster, policies?.circuitBreaker?.spec.conf);
+    configureHealthCheck(cluster, policies?.healthCheck?.spec.conf, protocol);
+    if (external) {
+      if (context.zoneEgressEnabled) {
+        configureEds(cluster);
+        this.configureMeshTls(cluster, destination, ZONE_EGRESS_SERVICE);
+      } else {
+        const endpoints = this.externalEndpoints.get(destination.service) ?? [];
+        configureProvidedEndpoints(cluster, endpoints, state.ipv6);
+        const matches = endpoints
+          .filter((endpoint) => endpoint.externalService?.enabled)
+          .map((endpoint) => ({
+            name: endpoint.address,
+            match: tagsWithout(endpoint.tags, SERVICE_TAG),
+            transportSocket: tlsTransportSocket(upstreamExternalTls(endpoint.address, endpoint.externalService ?? NO_EXTERNAL_TLS)),
+          }));
+        if (matches.length > 0) cluster.transportSocketMatches = matches;
+      }
+      configureUpstreamHttpFor(cluster, protocol);
+    } else {
+      configureEds(cluster);
+      configureLoadBalancer(cluster, destination.loadBalancer);
+      configureUpstreamHttp(cluster, 'http2');
+      // Clusters of other meshes need those meshes' CAs, which this mesh's state does not hold.
+      if (destination.otherMesh === undefined) this.configureMeshTls(cluster, destination, destination.service);
+    }
+    return cluster;
+  }
+
+  /** mTLS toward the destination when the mesh has it (in PERMISSIVE mode only to TLS-ready services). */
+  private configureMeshTls(cluster: Cluster, destination: Destination, upstreamService: string): void {
+    const context = this.state.context;
+    if (!context.mtls) return;
+    if (context.mtls.mode === 'PERMISSIVE' && !context.tlsReadyServices.has(destination.service)) return;
+    const sni = sniFromTags({ ...destination.tags, mesh: context.name });
+    cluster.transportSocket = tlsTransportSocket(upstreamMeshTls(context.name, upstreamService, sni));
+  }
+}
+
+const NO_EXTERNAL_TLS = { enabled: false, allowRenegotiation: false, skipHostnameVerification: false, serverName: '' };
+
+type HeaderList = NonNullable<NonNullable<NonNullable<HttpRoute['modify']>['requestHeaders']>['add']>;
+type StringMatcher = NonNullable<NonNullable<HttpRoute['match']>['path']>;
+
+const googleRe2 = (regex: string): JsonObject => ({ googleRe2: {}, regex });
+const regexRewrite = (replace: { pattern?: string | undefined; substitution?: string | undefined }): JsonObject => ({
+  pattern: googleRe2(replace.pattern ?? ''),
+  substitution: replace.substitution ?? '',
+});
+
+function headerMatcher(name: string, matcher: StringMatcher): JsonObject {
+  if (matcher.prefix !== undefined) return { name, prefixMatch: matcher.prefix };
+  if (matcher.exact !== undefined) return { name, stringMatch: { exact: matcher.exact } };
+  if (matcher.regex !== undefined) return { name, safeRegexMatch: googleRe2(matcher.regex) };
+  return { name };
+}
+
+/** A TrafficRoute match; every route needs a path match, so `/` stands in when there is none. */
+function routeMatch(match: HttpRoute['match']): JsonObject {
+  const path = match?.path;
+  const result: JsonObject =
+    path?.prefix !== undefined
+      ? { prefix: path.prefix }
+      : path?.exact !== undefined
+        ? { path: path.exact }
+        : path?.regex !== undefined
+          ? { safeRegex: googleRe2(path.regex) }
+          : { prefix: '/' };
+  const headers = Object.keys(match?.headers ?? {})
+    .sort()
+    .map((name) => headerMatcher(name, match?.headers?.[name] ?? {}));
+  if (match?.method) headers.push(headerMatcher(':method', match.method));
+  if (headers.length > 0) result.headers = headers;
+  return result;
+}
+
+export const renderOutbounds = (state: ProxyState): ReturnType<OutboundRenderer['render']> => new OutboundRenderer(state).render();

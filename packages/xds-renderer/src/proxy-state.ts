@@ -1,0 +1,70 @@
+// One sidecar being rendered: its dataplane, the policies matched for it, what its agent told the
+// control plane (node metadata) and what the generators derive from them.
+import { type DataplaneSpec, SERVICE_TAG, type TagMap, dataplaneTagSets } from '@mesh/model';
+import type { DataplaneResource, MatchedPolicies } from '@mesh/policy-matcher';
+import type { MeshContext, TracingBackend } from './mesh-context.js';
+import type { CertificatePair, MeshIdentity } from './tls.js';
+
+/** What the proxy's agent reports in its node metadata, and certificates the control plane issued. */
+export interface ProxyMetadata {
+  /** Envoy's admin port (`dataplane.admin.port`); default `networking.admin.port`, else 9901. */
+  readonly adminPort?: number;
+  /** Envoy's admin address (`dataplane.admin.address`): loopback or any only. */
+  readonly adminAddress?: string;
+  /** The agent's socket for TCP access logs (`accessLogSocketPath`). */
+  readonly accessLogSocketPath?: string;
+  /** The agent's socket serving merged metrics (`metricsSocketPath`). */
+  readonly metricsSocketPath?: string;
+  /** Certificate and key the agent serves metrics with (`metricsCertPath`, `metricsKeyPath`). */
+  readonly metricsCertPath?: string;
+  readonly metricsKeyPath?: string;
+  /** The admin listener's TLS chain (for the control plane's `/xds` calls); without it only `/ready` is exposed. */
+  readonly adminTls?: { readonly server: CertificatePair; readonly caPem: string };
+  /** The proxy's mesh certificate: with it the Secrets mesh mTLS refers to are rendered too. */
+  readonly identity?: MeshIdentity;
+}
+
+const DEFAULT_ADMIN_PORT = 9901;
+
+export interface ProxyState {
+  readonly context: MeshContext;
+  readonly dataplane: DataplaneResource;
+  readonly spec: DataplaneSpec;
+  readonly policies: MatchedPolicies;
+  readonly metadata: ProxyMetadata;
+  readonly adminPort: number;
+  /** The address other proxies reach this one at. */
+  readonly address: string;
+  readonly ipv6: boolean;
+  /** The first of its services in name order, `unknown` without one (traces and logs name it). */
+  readonly identifyingService: string;
+  readonly tagSets: readonly TagMap[];
+  /** Traffic reaches the proxy through redirection (both redirect ports set): listeners do not bind. */
+  readonly transparentProxying: boolean;
+  readonly tracingBackend: TracingBackend | undefined;
+  readonly accessLogSocketPath: string;
+}
+
+export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource, policies: MatchedPolicies, metadata: ProxyMetadata): ProxyState {
+  const spec = dataplane.spec;
+  const networking = spec.networking;
+  const tagSets = dataplaneTagSets(spec);
+  const services = tagSets.map((tags) => tags[SERVICE_TAG]).filter((service): service is string => service !== undefined).sort();
+  const address = networking?.advertisedAddress || networking?.address || '';
+  const trace = policies.trafficTrace;
+  return {
+    context,
+    dataplane,
+    spec,
+    policies,
+    metadata,
+    adminPort: metadata.adminPort ?? networking?.admin?.port ?? DEFAULT_ADMIN_PORT,
+    address,
+    ipv6: (networking?.address ?? '').includes(':'),
+    identifyingService: services[0] ?? 'unknown',
+    tagSets,
+    transparentProxying: Boolean(networking?.transparentProxying?.redirectPortInbound && networking.transparentProxying.redirectPortOutbound),
+    tracingBackend: trace ? context.tracingBackend(trace.spec.conf?.backend) : undefined,
+    accessLogSocketPath: metadata.accessLogSocketPath ?? `/tmp/mesh-al-${dataplane.name}-${dataplane.mesh}.sock`,
+  };
+}

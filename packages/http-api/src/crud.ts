@@ -19,6 +19,7 @@ import { isWritable, type ApiContext } from './context.js';
 import { badRequest, methodNotAllowed, sendJson } from './errors.js';
 import { withOperation } from './handler.js';
 import { parseListFilter } from './list-filters.js';
+import { ListPageCache, sendCollection } from './page-cache.js';
 import { collectionJson, nextPageUrl, parsePage } from './pagination.js';
 import { kubernetesResourceJson, resourceJson } from './resource-json.js';
 import type { Params, RouteTable } from './route-table.js';
@@ -33,12 +34,13 @@ export function kindPaths(kind: AnyKind): { list: string; entity: string } {
 }
 
 export function addCrudRoutes(table: RouteTable, ctx: ApiContext): void {
+  const pages = new ListPageCache(ctx.manager.store);
   for (const kind of KINDS) {
     const { list, entity } = kindPaths(kind);
-    table.add({ method: 'GET', path: list, handler: withOperation('list', (req, res, params) => listResources(ctx, kind, list, req, res, params.mesh)) });
+    table.add({ method: 'GET', path: list, handler: withOperation('list', (req, res, params) => listResources(ctx, pages, kind, list, req, res, params.mesh)) });
     if (kind.scope === 'mesh') {
       // The same entities across all meshes (`/traffic-routes`).
-      table.add({ method: 'GET', path: `/${kind.path}`, handler: withOperation('list', (req, res) => listResources(ctx, kind, `/${kind.path}`, req, res, undefined)) });
+      table.add({ method: 'GET', path: `/${kind.path}`, handler: withOperation('list', (req, res) => listResources(ctx, pages, kind, `/${kind.path}`, req, res, undefined)) });
     }
     table.add({ method: 'GET', path: entity, handler: withOperation('get', (req, res, params) => getResource(ctx, kind, req, res, params)) });
     table.add({ method: 'PUT', path: entity, handler: withOperation('process', (req, res, params) => putResource(ctx, kind, req, res, params)) });
@@ -48,13 +50,22 @@ export function addCrudRoutes(table: RouteTable, ctx: ApiContext): void {
 
 const meshOf = (kind: AnyKind, params: Params) => (kind.scope === 'mesh' ? params.mesh! : '');
 
-async function listResources(ctx: ApiContext, kind: AnyKind, template: string, req: Request, res: Response, mesh: string | undefined) {
+async function listResources(ctx: ApiContext, pages: ListPageCache, kind: AnyKind, template: string, req: Request, res: Response, mesh: string | undefined) {
   requireAccess(identifyCaller(req, ctx.access), kind);
   const page = parsePage(req);
   const filter = parseListFilter(req, kind, template);
-  const found = await ctx.manager.list({ type: kind.name, ...(mesh !== undefined ? { mesh } : {}), ...filter, ...page });
-  const items = found.items.map((r) => resourceJson(kind, r));
-  sendJson(res, 200, collectionJson(items, found.total, nextPageUrl(req, page, found.total)));
+  const load = async () => {
+    const found = await ctx.manager.list({ type: kind.name, ...(mesh !== undefined ? { mesh } : {}), ...filter, ...page });
+    return { items: found.items.map((r) => resourceJson(kind, r)), total: found.total };
+  };
+  const unfiltered = filter.nameContains === undefined && filter.where === undefined;
+  if (!unfiltered) {
+    const found = await load();
+    sendJson(res, 200, collectionJson(found.items, found.total, nextPageUrl(req, page, found.total)));
+    return;
+  }
+  const found = await pages.page(kind.name, `${mesh ?? '*'}\u0000${page.offset}\u0000${page.size}`, load);
+  sendCollection(res, found.items, found.total, nextPageUrl(req, page, found.total));
 }
 
 async function getResource(ctx: ApiContext, kind: AnyKind, req: Request, res: Response, params: Params) {

@@ -1,0 +1,51 @@
+import { SqliteResourceStore } from '@mesh/store';
+import { describe, expect, it } from 'vitest';
+import { ListPageCache } from './page-cache.js';
+import { startApi } from './testing.js';
+
+describe('ListPageCache', () => {
+  it('serves a page again until its type changes, whatever else changes', async () => {
+    const store = new SqliteResourceStore({ path: ':memory:' });
+    const cache = new ListPageCache(store);
+    let loads = 0;
+    const load = async () => ({ items: [`{"n":${++loads}}`], total: 1 });
+
+    expect((await cache.page('TrafficRoute', 'm/0/100', load)).items.toString()).toBe('{"n":1}');
+    expect((await cache.page('TrafficRoute', 'm/0/100', load)).items.toString()).toBe('{"n":1}');
+    await store.create({ type: 'Timeout', mesh: 'm', name: 't', spec: '{}' });
+    expect((await cache.page('TrafficRoute', 'm/0/100', load)).items.toString()).toBe('{"n":1}');
+    await store.create({ type: 'TrafficRoute', mesh: 'm', name: 'r', spec: '{}' });
+    expect((await cache.page('TrafficRoute', 'm/0/100', load)).items.toString()).toBe('{"n":2}');
+  });
+
+  it('does not keep a page whose type changed while it was loading', async () => {
+    const store = new SqliteResourceStore({ path: ':memory:' });
+    const cache = new ListPageCache(store);
+    let loads = 0;
+    const racing = async () => {
+      loads++;
+      await store.create({ type: 'TrafficRoute', mesh: 'm', name: `r${loads}`, spec: '{}' });
+      return { items: [`{"n":${loads}}`], total: loads };
+    };
+    await cache.page('TrafficRoute', 'k', racing);
+    expect((await cache.page('TrafficRoute', 'k', racing)).total).toBe(2);
+  });
+});
+
+describe('GET on a list, through the cache', () => {
+  it('shows every write at once', async () => {
+    const api = await startApi();
+    try {
+      const before = await api.get('/meshes/default/traffic-routes');
+      const route = { type: 'TrafficRoute', mesh: 'default', name: 'r', sources: [{ match: { 'mesh.io/service': '*' } }], destinations: [{ match: { 'mesh.io/service': '*' } }], conf: { destination: { 'mesh.io/service': '*' } } };
+      expect((await api.put('/meshes/default/traffic-routes/r', route)).status).toBe(201);
+      const after = await api.get('/meshes/default/traffic-routes');
+      expect((after.body as { total: number }).total).toBe((before.body as { total: number }).total + 1);
+      expect(after.headers.get('content-length')).toBe(String(Buffer.byteLength(after.text)));
+      expect((await api.del('/meshes/default/traffic-routes/r')).status).toBe(200);
+      expect(await api.get('/meshes/default/traffic-routes')).toMatchObject({ text: before.text });
+    } finally {
+      await api.close();
+    }
+  });
+});

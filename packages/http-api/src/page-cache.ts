@@ -1,0 +1,56 @@
+// Unfiltered pages of resource lists, kept as encoded bytes until their type changes. Clients
+// (the GUI above all) poll the same pages over and over; serving an unchanged page then costs
+// what sending its bytes costs. Any write of the type, announced by the store, retires its pages.
+import type { ResourceStore } from '@mesh/store';
+import type { Response } from 'express';
+
+const MAX_PAGES = 128;
+
+interface CachedPage {
+  generation: number;
+  total: number;
+  /** The items of the page, joined and encoded: `{...},{...}`. */
+  items: Buffer;
+}
+
+export class ListPageCache {
+  private readonly generations = new Map<string, number>();
+  private readonly pages = new Map<string, CachedPage>();
+
+  constructor(store: ResourceStore) {
+    store.onChange((change) => this.generations.set(change.type, this.generationOf(change.type) + 1));
+  }
+
+  /** The page, from the cache when its type has not changed since, else from `load`. */
+  async page(type: string, key: string, load: () => Promise<{ items: string[]; total: number }>): Promise<{ items: Buffer; total: number }> {
+    const cacheKey = `${type}\u0000${key}`;
+    const generation = this.generationOf(type);
+    const cached = this.pages.get(cacheKey);
+    if (cached && cached.generation === generation) return cached;
+    const loaded = await load();
+    const page: CachedPage = { generation, total: loaded.total, items: Buffer.from(loaded.items.join(',')) };
+    // A write during the load would make this page stale at once; it is served, not kept.
+    if (this.generationOf(type) === generation) {
+      this.pages.delete(cacheKey);
+      if (this.pages.size >= MAX_PAGES) this.pages.delete(this.pages.keys().next().value!);
+      this.pages.set(cacheKey, page);
+    }
+    return page;
+  }
+
+  private generationOf(type: string): number {
+    return this.generations.get(type) ?? 0;
+  }
+}
+
+/** Sends `{"total":n,"items":[...],"next":...}` in three writes, so the items are not copied. */
+export function sendCollection(res: Response, items: Buffer, total: number, next: string | null): void {
+  const head = `{"total":${total},"items":[`;
+  const tail = `],"next":${JSON.stringify(next)}}`;
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', Buffer.byteLength(head) + items.length + Buffer.byteLength(tail));
+  res.write(head);
+  res.write(items);
+  res.end(tail);
+}

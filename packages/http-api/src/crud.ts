@@ -16,7 +16,7 @@ import type { Request, Response } from 'express';
 import { identifyCaller, requireAccess } from './access.js';
 import { parseJsonBody, readBodyText } from './body.js';
 import { isWritable, type ApiContext } from './context.js';
-import { badRequest, methodNotAllowed, sendJson } from './errors.js';
+import { badRequest, methodNotAllowed, OPERATION_TITLES, sendJson } from './errors.js';
 import { withOperation } from './handler.js';
 import { parseListFilter } from './list-filters.js';
 import { ListPageCache, sendCollection } from './page-cache.js';
@@ -161,10 +161,7 @@ async function withTitle<T>(operation: 'create' | 'update', write: () => Promise
     return await write();
   } catch (error) {
     if (error instanceof DomainError && error.title === undefined) {
-      throw new DomainError(error.code, error.message, {
-        title: operation === 'create' ? 'Could not create a resource' : 'Could not update a resource',
-        violations: error.violations,
-      });
+      throw new DomainError(error.code, error.message, { title: OPERATION_TITLES[operation], violations: error.violations });
     }
     throw error;
   }

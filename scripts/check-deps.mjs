@@ -1,5 +1,5 @@
 // Keeps the package graph one way: apps -> control-plane -> http-api -> (resource-manager, insights,
-// store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
+// proxy-config, store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -10,8 +10,9 @@ const ALLOWED = {
   '@mesh/xds-renderer': ['@mesh/model', '@mesh/policy-matcher'],
   '@mesh/resource-manager': ['@mesh/model', '@mesh/store'],
   '@mesh/insights': ['@mesh/model', '@mesh/store'],
-  '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/http-api'],
+  '@mesh/proxy-config': ['@mesh/model', '@mesh/store', '@mesh/policy-matcher', '@mesh/xds-renderer'],
+  '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
+  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
 };

@@ -1,4 +1,4 @@
-// Starting and stopping a control plane: store, insights, API servers, diagnostics.
+// Starting and stopping a control plane: store, insights, proxy configuration, API servers, diagnostics.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -7,6 +7,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createApiApp } from '@mesh/http-api';
 import { InsightAggregator } from '@mesh/insights';
 import { parseDurationNanos, type Mode } from '@mesh/model';
+import { ProxyConfigService } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store';
 import type { Logger } from 'pino';
@@ -31,6 +32,8 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
   mkdirSync(config.general.workDir, { recursive: true });
   const store = new SqliteResourceStore({ path: inMemory ? ':memory:' : config.store.sqlite.path });
   const insights = new InsightAggregator({ store, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
+  const zoneName = config.multizone.zone.name || undefined;
+  const proxyConfigs = new ProxyConfigService({ store, localZone: zoneName, onError: (err) => logger.error({ err }, 'proxy configuration: changes could not be applied') });
   const servers: Server[] = [];
   let ready = false;
 
@@ -39,6 +42,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     const timeoutMs = (parseDurationNanos(config.runtime.shutdownTimeout) ?? 10e9) / 1e6;
     await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
     await insights.stop();
+    await proxyConfigs.stop();
     await store.close();
   };
 
@@ -49,16 +53,17 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       await store.putSetting(CLUSTER_ID_SETTING, clusterId);
     }
     const instanceId = randomUUID();
-    const zoneName = config.multizone.zone.name || undefined;
     const manager = new ResourceManager({ store, mode, ...(zoneName ? { zoneName } : {}) });
     if (mode !== 'zone' && !config.defaults.skipMeshCreation && !config.defaults.skipTenantResources) {
       await manager.ensureDefaultMesh();
     }
     await insights.start();
+    await proxyConfigs.start();
 
     const app = createApiApp({
       manager,
       insights,
+      proxyConfigs,
       mode,
       readOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
       zoneName,

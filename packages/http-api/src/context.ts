@@ -1,5 +1,6 @@
 import type { InsightAggregator } from '@mesh/insights';
 import type { AnyKind, Mode } from '@mesh/model';
+import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { AccessOptions } from './access.js';
 
@@ -23,6 +24,8 @@ export interface ApiContext {
   manager: ResourceManager;
   /** Mesh and service insights, kept up to date from store changes. */
   insights: InsightAggregator;
+  /** Matched policies and rendered configuration of every proxy, kept up to date from store changes. */
+  proxyConfigs: ProxyConfigService;
   mode: Mode;
   /** `apiServer.readOnly`, or a Kubernetes environment: every kind refuses writes. */
   readOnly: boolean;

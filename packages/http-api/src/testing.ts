@@ -8,6 +8,7 @@ import { expect } from 'vitest';
 import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store';
 import { InsightAggregator } from '@mesh/insights';
+import { ProxyConfigService } from '@mesh/proxy-config';
 import { generate } from 'selfsigned';
 import { createApiApp } from './api.js';
 import type { ApiContext } from './context.js';
@@ -66,6 +67,8 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   if (options.defaultMesh ?? true) await manager.ensureDefaultMesh();
   const insights = new InsightAggregator({ store, now: () => new Date(now) });
   await insights.start();
+  const proxyConfigs = new ProxyConfigService({ store, ...(options.zoneName !== undefined ? { localZone: options.zoneName } : {}) });
+  await proxyConfigs.start();
   const ctx: ApiContext = {
     manager,
     mode,
@@ -77,6 +80,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     info: { hostname: 'test-host', product: 'Mesh', version: '0.0.0', instanceId: '00000000-0000-4000-8000-000000000000', clusterId: '' },
     effectiveConfig: options.effectiveConfig ?? {},
     insights,
+    proxyConfigs,
   };
   const server: Server = createServer(createApiApp(ctx));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -124,6 +128,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await insights.stop();
+      await proxyConfigs.stop();
       await store.close();
     },
   };

@@ -1,8 +1,9 @@
 // Computed, read-only endpoints (index, configuration, catalogue, insights, overviews, the
-// dataplanes a policy selects), declared in one table per concern and added after the CRUD routes.
+// dataplanes a policy selects, inspection), declared in one table per concern and added after the CRUD routes.
 import type { ApiContext } from '../context.js';
 import type { RouteTable } from '../route-table.js';
 import { addInsightRoutes } from './insights.js';
+import { addInspectRoutes } from './inspect.js';
 import { addMetaRoutes } from './meta.js';
 import { addOverviewRoutes } from './overviews.js';
 import { addPolicyDataplanesRoutes } from './policy-dataplanes.js';
@@ -12,4 +13,5 @@ export function addViewRoutes(table: RouteTable, ctx: ApiContext): void {
   addInsightRoutes(table, ctx);
   addOverviewRoutes(table, ctx);
   addPolicyDataplanesRoutes(table, ctx);
+  addInspectRoutes(table, ctx);
 }

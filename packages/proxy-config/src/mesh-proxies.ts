@@ -1,0 +1,420 @@
+// One mesh's proxies: the matcher's snapshot and index and the renderer's context of the mesh,
+// and per dataplane its matched policies and rendered configuration. Results are computed on
+// first read and kept until a change can alter them: a policy change drops the matches of the
+// proxies its reach covers, a dataplane change its own results and the renders of the proxies
+// reaching a service whose endpoints it moved. Snapshot, index and context are rebuilt lazily.
+import { DataplaneSpecSchema, type MeshSpec } from '@mesh/model';
+import {
+  type AnyPolicy,
+  attachmentsOfPolicy,
+  type DataplaneResource,
+  dataplanesMatchingGateway,
+  type ExternalServiceResource,
+  type GatewayMatch,
+  gatewayAttachmentsOfPolicy,
+  indexPolicies,
+  type MatchedPolicies,
+  matchGateway,
+  matchPolicies,
+  maySelect,
+  mayAffect,
+  type PoliciesByKind,
+  type PolicyDataplaneItem,
+  type PolicyIndex,
+  type PolicyKind,
+  type PolicyOf,
+  type PolicyReach,
+  policyReach,
+  type ProxyServices,
+  proxyServicesOf,
+  type ResourceKeyEntry,
+  routesInUse,
+} from '@mesh/policy-matcher';
+import type { StoredResource } from '@mesh/store';
+import {
+  type ConfigDump,
+  type MeshContext,
+  prepareMeshContext,
+  type ProxyConfig,
+  renderDataplaneConfigDump,
+  renderProxyConfig,
+  type ZoneEgressResource,
+  type ZoneIngressResource,
+} from '@mesh/xds-renderer';
+import { type EndpointSignature, endpointSignatureOf, NO_ENDPOINTS, servicesWithChangedEndpoints } from './endpoints.js';
+import { dataplaneOf, externalServiceOf, type Held, meshSpecOf, policyOf, secretDataOf, secretsUsedBy, setHeld, storedPolicyOf } from './resources.js';
+
+/** How much matching and rendering was done: tests and benchmarks read it to see what a change cost. */
+export interface WorkCounters {
+  matched: number;
+  rendered: number;
+}
+
+/** The zone proxies of the control plane, which every mesh's endpoints may go through. */
+export interface ZoneProxies {
+  readonly localZone: string | undefined;
+  ingresses(): readonly ZoneIngressResource[];
+  egresses(): readonly ZoneEgressResource[];
+}
+
+/** What inspection shows of a proxy: the sidecar view, or a builtin gateway's listeners and routes. */
+export type ProxyMatch = { readonly kind: 'sidecar'; readonly policies: MatchedPolicies } | { readonly kind: 'gateway'; readonly gateway: GatewayMatch };
+
+interface ProxyEntry {
+  readonly stored: StoredResource;
+  readonly dataplane: DataplaneResource;
+  readonly builtinGateway: boolean;
+  readonly endpoints: EndpointSignature;
+  /** Undefined until matched, and again once a change may alter the match (the config goes with it). */
+  match: MatchedPolicies | undefined;
+  /** Builtin gateways only: what inspection shows of them. */
+  gatewayMatch: GatewayMatch | undefined;
+  /** The services of the last match, kept while it is stale: changes are tested against them. */
+  services: ProxyServices | undefined;
+  config: ProxyConfig | undefined;
+}
+
+/** Proxies filed by service, several per service. */
+class ProxiesByService {
+  private readonly byService = new Map<string, Set<ProxyEntry>>();
+
+  add(services: Iterable<string>, entry: ProxyEntry): void {
+    for (const service of services) {
+      const entries = this.byService.get(service);
+      if (entries) entries.add(entry);
+      else this.byService.set(service, new Set([entry]));
+    }
+  }
+
+  remove(services: Iterable<string>, entry: ProxyEntry): void {
+    for (const service of services) {
+      const entries = this.byService.get(service);
+      entries?.delete(entry);
+      if (entries?.size === 0) this.byService.delete(service);
+    }
+  }
+
+  *of(services: Iterable<string>): Generator<ProxyEntry> {
+    for (const service of services) yield* this.byService.get(service) ?? [];
+  }
+}
+
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const inNameOrder = <T>(byKey: ReadonlyMap<string, T>): T[] => [...byKey.keys()].sort(byName).map((key) => byKey.get(key) as T);
+
+export class MeshProxies {
+  private meshStored: StoredResource | undefined;
+  private meshSpec: MeshSpec | undefined;
+  private readonly policies = new Map<PolicyKind, Map<string, AnyPolicy>>();
+  private readonly externalServices = new Map<string, Held<ExternalServiceResource>>();
+  private readonly secrets = new Map<string, Held<string>>();
+  private readonly proxies = new Map<string, ProxyEntry>();
+  private readonly builtinGateways = new Set<ProxyEntry>();
+  private readonly byOwnService = new ProxiesByService();
+  private readonly byReachedService = new ProxiesByService();
+  private sortedNames: string[] | undefined;
+  private index: PolicyIndex | undefined;
+  private context: MeshContext | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly zoneProxies: ZoneProxies,
+    private readonly counters: WorkCounters,
+  ) {}
+
+  /** False while only resources of the mesh are known, not the Mesh itself. */
+  get exists(): boolean {
+    return this.meshStored !== undefined;
+  }
+
+  // --- Changes -----------------------------------------------------------------------------
+
+  setMesh(stored: StoredResource): void {
+    if (this.meshStored === stored) return;
+    this.meshStored = stored;
+    this.meshSpec = meshSpecOf(stored);
+    // The spec decides the metrics inbound, mTLS, backends: everything.
+    this.policiesChanged();
+    this.dropAllMatches();
+  }
+
+  setPolicy(kind: PolicyKind, name: string, stored: StoredResource | undefined): void {
+    let byName = this.policies.get(kind);
+    const before = byName?.get(name);
+    if ((before && storedPolicyOf(before)) === stored) return;
+    const permissionsBefore = kind === 'TrafficPermission' && this.reachesExternalServices() ? this.externalServicePermissions() : undefined;
+    const after = stored && policyOf(stored);
+    if (after) {
+      if (!byName) this.policies.set(kind, (byName = new Map()));
+      byName.set(name, after);
+    } else byName?.delete(name);
+    this.policiesChanged();
+    for (const policy of [before, after]) if (policy) this.dropMatchesWithin(policyReach(kind, policy.spec));
+    if (permissionsBefore) this.dropMatchesOfMovedPermissions(permissionsBefore);
+    // Gateway listeners pick up policies by tags the reach does not see (listener and gateway tags).
+    for (const entry of this.builtinGateways) this.dropMatch(entry);
+  }
+
+  setDataplane(name: string, stored: StoredResource | undefined): void {
+    const before = this.proxies.get(name);
+    if (before?.stored === stored) return;
+    if (before) this.forget(before);
+    let after: ProxyEntry | undefined;
+    if (stored) {
+      const dataplane = dataplaneOf(stored);
+      after = {
+        stored,
+        dataplane,
+        builtinGateway: dataplane.spec.networking?.gateway?.type === 'BUILTIN',
+        endpoints: endpointSignatureOf(dataplane.spec),
+        match: undefined,
+        gatewayMatch: undefined,
+        services: undefined,
+        config: undefined,
+      };
+      this.proxies.set(name, after);
+      if (after.builtinGateway) this.builtinGateways.add(after);
+    }
+    if (!before || !after) this.sortedNames = undefined;
+    this.context = undefined;
+    const moved = servicesWithChangedEndpoints(before?.endpoints ?? NO_ENDPOINTS, after?.endpoints ?? NO_ENDPOINTS);
+    for (const entry of this.byReachedService.of(moved)) entry.config = undefined;
+  }
+
+  setExternalService(name: string, stored: StoredResource | undefined): void {
+    if (!setHeld(this.externalServices, name, stored, externalServiceOf)) return;
+    // Which proxies a permission opens an external service to depends on every permission: match all again.
+    this.policiesChanged();
+    this.dropAllMatches();
+  }
+
+  setSecret(name: string, stored: StoredResource | undefined): void {
+    if (!setHeld(this.secrets, name, stored, secretDataOf)) return;
+    this.context = undefined;
+    // Secrets reach configuration only through the TLS settings of external services.
+    const used = [...this.externalServices.values()].some(({ value }) => secretsUsedBy(value).includes(name));
+    if (used) this.dropAllConfigs();
+  }
+
+  /** A zone ingress or egress changed: endpoints through them are only used with mTLS, or with zone egress routing. */
+  zoneProxiesChanged(kind: 'ingress' | 'egress'): void {
+    this.context = undefined;
+    const usesThem = kind === 'ingress' ? Boolean(this.meshSpec?.mtls?.enabledBackend) : this.meshSpec?.routing?.zoneEgress === true;
+    if (usesThem) this.dropAllConfigs();
+  }
+
+  // --- Reads ---------------------------------------------------------------------------------
+
+  /** Dataplane names in code-unit order, as the store lists them. */
+  dataplaneNames(): readonly string[] {
+    this.sortedNames ??= [...this.proxies.keys()].sort(byName);
+    return this.sortedNames;
+  }
+
+  /** The matched policies of a dataplane; undefined when there is no such dataplane. */
+  match(name: string): ProxyMatch | undefined {
+    const entry = this.proxies.get(name);
+    if (!entry) return undefined;
+    const gateway = this.gatewayMatchOf(entry);
+    return gateway ? { kind: 'gateway', gateway } : { kind: 'sidecar', policies: this.matched(entry) };
+  }
+
+  /** The rendered configuration of a dataplane: shared and read-only. */
+  proxyConfig(name: string): ProxyConfig | undefined {
+    const entry = this.proxies.get(name);
+    return entry && this.rendered(entry);
+  }
+
+  /** The `/xds` document of a dataplane, from its rendered configuration. */
+  configDump(name: string): ConfigDump | undefined {
+    const entry = this.proxies.get(name);
+    return entry && renderDataplaneConfigDump(entry.dataplane, this.rendered(entry));
+  }
+
+  /** The renderer's context of the mesh in its current state (zone proxies render from it). */
+  meshContext(): MeshContext {
+    this.context ??= prepareMeshContext({
+      snapshot: this.policyIndex().snapshot,
+      // In name order, as a from-scratch read of the store: endpoints of equal address keep that order.
+      dataplanes: this.dataplaneNames().map((name) => this.entry(name).dataplane),
+      zoneIngresses: this.zoneProxies.ingresses(),
+      zoneEgresses: this.zoneProxies.egresses(),
+      ...(this.zoneProxies.localZone !== undefined ? { localZone: this.zoneProxies.localZone } : {}),
+      secrets: new Map([...this.secrets].map(([name, { value }]) => [name, value])),
+    });
+    return this.context;
+  }
+
+  /**
+   * Where a policy attaches, per dataplane in name order (`{policy-path}/{name}/dataplanes`):
+   * an unknown policy attaches nowhere. Dataplanes out of the policy's reach are skipped.
+   */
+  dataplanesSelectedBy(kind: PolicyKind, policyName: string): PolicyDataplaneItem[] {
+    const policy = this.policies.get(kind)?.get(policyName);
+    if (!policy) return [];
+    const reach = policyReach(kind, policy.spec);
+    return this.dataplaneNames().flatMap((name): PolicyDataplaneItem[] => {
+      const entry = this.entry(name);
+      const match = this.matched(entry);
+      if (!maySelect(reach, match.ownServices)) return [];
+      const dataplane = { mesh: this.name, name };
+      const gateway = this.gatewayMatchOf(entry);
+      if (gateway) {
+        const attachment = gatewayAttachmentsOfPolicy(gateway, kind, policyName);
+        return attachment ? [{ kind: 'MeshGatewayDataplane', dataplane, ...attachment }] : [];
+      }
+      const attachments = attachmentsOfPolicy(match, kind, policyName);
+      return attachments.length > 0 ? [{ kind: 'SidecarDataplane', dataplane, attachments }] : [];
+    });
+  }
+
+  /** Builtin gateway dataplanes a MeshGateway selects, winning or not; undefined for an unknown gateway. */
+  gatewayDataplanes(gatewayName: string): ResourceKeyEntry[] | undefined {
+    const gateway = this.policy('MeshGateway', gatewayName);
+    if (!gateway) return undefined;
+    const dataplanes = this.dataplaneNames().map((name) => this.entry(name).dataplane);
+    return dataplanesMatchingGateway(gateway, dataplanes).map(({ mesh, name }) => ({ mesh, name }));
+  }
+
+  /** Builtin gateway dataplanes whose route tables use a MeshGatewayRoute; undefined for an unknown route. */
+  gatewayRouteDataplanes(routeName: string): ResourceKeyEntry[] | undefined {
+    if (!this.policy('MeshGatewayRoute', routeName)) return undefined;
+    return this.dataplaneNames().flatMap((name) => {
+      const gateway = this.gatewayMatchOf(this.entry(name));
+      return gateway && routesInUse(gateway).has(routeName) ? [{ mesh: this.name, name }] : [];
+    });
+  }
+
+  // --- Internals -----------------------------------------------------------------------------
+
+  private entry(name: string): ProxyEntry {
+    const entry = this.proxies.get(name);
+    if (!entry) throw new Error(`dataplane ${this.name}/${name} is not known`);
+    return entry;
+  }
+
+  /** The policy of a kind by name; the map of a kind holds only policies of that kind. */
+  private policy<K extends PolicyKind>(kind: K, name: string): PolicyOf<K> | undefined {
+    return this.policies.get(kind)?.get(name) as PolicyOf<K> | undefined;
+  }
+
+  private policyIndex(): PolicyIndex {
+    if (!this.index) {
+      // Name order, as the store lists them: zone proxies and external service permissions keep the given order.
+      const policies = Object.fromEntries([...this.policies].map(([kind, byName]) => [kind, inNameOrder(byName)])) as PoliciesByKind;
+      const externalServices = inNameOrder(this.externalServices).map(({ value }) => value);
+      this.index = indexPolicies({ mesh: this.name, meshSpec: this.meshSpec, policies, externalServices });
+    }
+    return this.index;
+  }
+
+  private matched(entry: ProxyEntry): MatchedPolicies {
+    if (entry.match === undefined) {
+      const index = this.policyIndex();
+      entry.match = matchPolicies(entry.dataplane, index);
+      if (entry.builtinGateway) entry.gatewayMatch = matchGateway(entry.dataplane, index);
+      this.fileByServices(entry, proxyServicesOf(entry.match, index.snapshot));
+      this.counters.matched++;
+    }
+    return entry.match;
+  }
+
+  /** A builtin gateway's match; undefined for sidecars. */
+  private gatewayMatchOf(entry: ProxyEntry): GatewayMatch | undefined {
+    if (!entry.builtinGateway) return undefined;
+    this.matched(entry);
+    return entry.gatewayMatch;
+  }
+
+  private rendered(entry: ProxyEntry): ProxyConfig {
+    if (entry.config === undefined) {
+      const policies = this.matched(entry);
+      entry.config = renderProxyConfig({ context: this.meshContext(), dataplane: entry.dataplane, policies });
+      this.counters.rendered++;
+    }
+    return entry.config;
+  }
+
+  private fileByServices(entry: ProxyEntry, services: ProxyServices): void {
+    this.unfile(entry);
+    entry.services = services;
+    this.byOwnService.add(services.own, entry);
+    this.byReachedService.add(services.reached, entry);
+  }
+
+  private unfile(entry: ProxyEntry): void {
+    if (!entry.services) return;
+    this.byOwnService.remove(entry.services.own, entry);
+    this.byReachedService.remove(entry.services.reached, entry);
+  }
+
+  private forget(entry: ProxyEntry): void {
+    this.unfile(entry);
+    this.builtinGateways.delete(entry);
+    this.proxies.delete(entry.dataplane.name);
+  }
+
+  private policiesChanged(): void {
+    this.index = undefined;
+    this.context = undefined;
+  }
+
+  private dropMatch(entry: ProxyEntry): void {
+    entry.match = undefined;
+    entry.gatewayMatch = undefined;
+    entry.config = undefined;
+  }
+
+  private dropAllMatches(): void {
+    for (const entry of this.proxies.values()) this.dropMatch(entry);
+  }
+
+  private dropAllConfigs(): void {
+    for (const entry of this.proxies.values()) entry.config = undefined;
+  }
+
+  /** Drops the matches of the proxies a policy can affect: looked up by the services it pins, or all. */
+  private dropMatchesWithin(reach: PolicyReach): void {
+    const anyProxy = reach.conditions.some((condition) => condition.proxies.any);
+    const candidates = anyProxy ? this.proxies.values() : this.byOwnService.of(reach.conditions.flatMap((condition) => condition.proxies.services));
+    for (const entry of candidates) {
+      if (entry.match !== undefined && entry.services && mayAffect(reach, entry.services)) this.dropMatch(entry);
+    }
+  }
+
+  /** Whether a permission change can move external services between matched proxies. */
+  private reachesExternalServices(): boolean {
+    if (this.externalServices.size === 0) return false;
+    for (const entry of this.proxies.values()) if (entry.match) return true;
+    return false;
+  }
+
+  /** The TrafficPermission deciding which proxies reach each external service, chosen by the service's tags. */
+  private externalServicePermissions(): Map<string, AnyPolicy | undefined> {
+    const externalServices = [...this.externalServices.keys()];
+    // A probe with one inbound per external service: an inbound's permission is chosen by its tags alone, as an external service's.
+    const probe: DataplaneResource = {
+      mesh: this.name,
+      name: '',
+      spec: DataplaneSpecSchema.parse({
+        networking: { address: '0.0.0.0', inbound: externalServices.map((name) => ({ port: 1, tags: this.externalServices.get(name)?.value.spec.tags ?? {} })) },
+      }),
+    };
+    const inbounds = matchPolicies(probe, this.policyIndex()).inbounds;
+    return new Map(externalServices.map((name, at) => [name, inbounds[at]?.trafficPermission]));
+  }
+
+  /**
+   * A permission change can hand an external service to another permission: the senders of both
+   * gain or lose it, though neither is the changed policy (whose reach is already dropped).
+   */
+  private dropMatchesOfMovedPermissions(before: Map<string, AnyPolicy | undefined>): void {
+    const after = this.externalServicePermissions();
+    for (const [name, permission] of before) {
+      const now = after.get(name);
+      if (now?.name === permission?.name) continue;
+      for (const policy of [permission, now]) if (policy) this.dropMatchesWithin(policyReach('TrafficPermission', policy.spec as PolicyOf<'TrafficPermission'>['spec']));
+    }
+  }
+}

@@ -1,0 +1,116 @@
+// Stored resources in the form matching and rendering read. Specs are stored as the JSON text of
+// their normalised wire form, so parsing it gives what the matcher and the renderer expect.
+import {
+  dataplaneKind,
+  type DataplaneSpec,
+  externalServiceKind,
+  type ExternalServiceSpec,
+  meshKind,
+  type MeshSpec,
+  secretKind,
+  zoneEgressKind,
+  type ZoneEgressSpec,
+  zoneIngressKind,
+  type ZoneIngressSpec,
+} from '@mesh/model';
+import type { AnyPolicy, DataplaneResource, ExternalServiceResource, PolicyKind } from '@mesh/policy-matcher';
+import type { StoredResource } from '@mesh/store';
+import type { ZoneEgressResource, ZoneIngressResource } from '@mesh/xds-renderer';
+
+/** Every policy kind the matcher reads. */
+export const MATCHED_POLICY_KINDS: readonly PolicyKind[] = [
+  'CircuitBreaker',
+  'FaultInjection',
+  'HealthCheck',
+  'MeshGateway',
+  'MeshGatewayRoute',
+  'ProxyTemplate',
+  'RateLimit',
+  'Retry',
+  'Timeout',
+  'TrafficLog',
+  'TrafficPermission',
+  'TrafficRoute',
+  'TrafficTrace',
+  'VirtualOutbound',
+];
+
+const POLICY_KIND_NAMES: ReadonlySet<string> = new Set(MATCHED_POLICY_KINDS);
+
+export const isMatchedPolicyKind = (type: string): type is PolicyKind => POLICY_KIND_NAMES.has(type);
+
+/** The kinds proxy configuration depends on; changes of any other kind (insights) are ignored. */
+export const FOLLOWED_TYPES: ReadonlySet<string> = new Set([
+  meshKind.name,
+  dataplaneKind.name,
+  externalServiceKind.name,
+  secretKind.name,
+  zoneIngressKind.name,
+  zoneEgressKind.name,
+  ...MATCHED_POLICY_KINDS,
+]);
+
+/** A policy as handed to the matcher, carrying the stored resource it was read from. */
+interface StoredPolicy {
+  readonly stored: StoredResource;
+}
+
+const parse = <Spec>(resource: StoredResource): Spec => JSON.parse(resource.spec) as Spec;
+
+/** A stored policy for the matcher; its spec is of the kind the stored type names. */
+export function policyOf(stored: StoredResource): AnyPolicy {
+  const policy: StoredPolicy & Omit<AnyPolicy, 'spec'> & { spec: unknown } = {
+    mesh: stored.mesh,
+    name: stored.name,
+    creationTime: stored.creationTime,
+    modificationTime: stored.modificationTime,
+    spec: parse(stored),
+    stored,
+  };
+  return policy as AnyPolicy;
+}
+
+/**
+ * The stored resource of a policy found in a match: every policy this package hands to the
+ * matcher carries it, and matches hold those very objects.
+ */
+export const storedPolicyOf = (policy: AnyPolicy): StoredResource => (policy as AnyPolicy & StoredPolicy).stored;
+
+export const dataplaneOf = (stored: StoredResource): DataplaneResource => ({ mesh: stored.mesh, name: stored.name, spec: parse<DataplaneSpec>(stored) });
+
+export const externalServiceOf = (stored: StoredResource): ExternalServiceResource => ({
+  mesh: stored.mesh,
+  name: stored.name,
+  creationTime: stored.creationTime,
+  modificationTime: stored.modificationTime,
+  spec: parse<ExternalServiceSpec>(stored),
+});
+
+export const meshSpecOf = (stored: StoredResource): MeshSpec => parse<MeshSpec>(stored);
+
+/** A Secret's base64 data. */
+export const secretDataOf = (stored: StoredResource): string => parse<{ data?: string }>(stored).data ?? '';
+
+export const zoneIngressOf = (stored: StoredResource): ZoneIngressResource => ({ name: stored.name, spec: parse<ZoneIngressSpec>(stored) });
+
+export const zoneEgressOf = (stored: StoredResource): ZoneEgressResource => ({ name: stored.name, spec: parse<ZoneEgressSpec>(stored) });
+
+/** The names of the Secrets an external service's TLS settings read. */
+export function secretsUsedBy(externalService: ExternalServiceResource): string[] {
+  const tls = externalService.spec.networking?.tls;
+  return [tls?.caCert, tls?.clientCert, tls?.clientKey].flatMap((source) => (source?.secret === undefined ? [] : [source.secret]));
+}
+
+/** A resource as stored and as read. */
+export interface Held<T> {
+  readonly stored: StoredResource;
+  readonly value: T;
+}
+
+/** Keeps the stored state of a resource with what it reads as; false when it did not change. */
+export function setHeld<T>(held: Map<string, Held<T>>, name: string, stored: StoredResource | undefined, read: (stored: StoredResource) => T): boolean {
+  if (held.get(name)?.stored === stored) return false;
+  if (stored) held.set(name, { stored, value: read(stored) });
+  else held.delete(name);
+  return true;
+}

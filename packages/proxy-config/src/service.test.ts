@@ -1,0 +1,405 @@
+import { decodeSpec, getKind, SERVICE_TAG } from '@mesh/model';
+import {
+  dataplanesMatchingGateway,
+  dataplanesSelectedBy,
+  type DataplaneResource,
+  matchGateway,
+  matchPolicies,
+  type PoliciesByKind,
+  routesInUse,
+} from '@mesh/policy-matcher';
+import { type ResourceKey, SqliteResourceStore } from '@mesh/store';
+import {
+  type MeshContext,
+  prepareMeshContext,
+  renderProxyConfig,
+  renderZoneEgressConfig,
+  renderZoneEgressConfigDump,
+  renderZoneIngressConfig,
+  renderZoneIngressConfigDump,
+} from '@mesh/xds-renderer';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dataplaneOf, externalServiceOf, MATCHED_POLICY_KINDS, meshSpecOf, policyOf, secretDataOf, zoneEgressOf, zoneIngressOf } from './resources.js';
+import { ProxyConfigService } from './service.js';
+
+const LOCAL_ZONE = 'zone-1';
+
+/** A store with a clock, written the way the API writes (decoded, defaults applied), and the service under test. */
+class World {
+  private now = Date.parse('2024-05-06T07:08:09.000Z');
+  readonly store = new SqliteResourceStore({ path: ':memory:', now: () => new Date(this.now) });
+  readonly service = new ProxyConfigService({ store: this.store, localZone: LOCAL_ZONE });
+
+  tick(ms = 1000): void {
+    this.now += ms;
+  }
+
+  async put(type: string, mesh: string, name: string, body: object): Promise<void> {
+    const kind = getKind(type);
+    const decoded = decodeSpec(kind, body);
+    if (!decoded.ok) throw new Error(`${type} ${name}: ${decoded.message}`);
+    const spec = JSON.stringify(kind.applyDefaults ? kind.applyDefaults(decoded.spec) : decoded.spec);
+    const key = { type, mesh, name };
+    const current = await this.store.get(key);
+    if (current) await this.store.update({ ...key, spec, version: current.version });
+    else await this.store.create({ ...key, spec });
+  }
+
+  async del(key: ResourceKey): Promise<void> {
+    await this.store.delete(key);
+  }
+
+  async mesh(name: string) {
+    await this.service.settled();
+    const mesh = this.service.mesh(name);
+    if (!mesh) throw new Error(`no mesh ${name}`);
+    return mesh;
+  }
+
+  async close(): Promise<void> {
+    await this.service.stop();
+    await this.store.close();
+  }
+}
+
+const svc = (service: string, extra: Record<string, string> = {}) => ({ match: { [SERVICE_TAG]: service, ...extra } });
+const ANY = svc('*');
+
+const sidecar = (address: string, service: string, outbound: string[] = [], extra: Record<string, string> = {}) => ({
+  networking: {
+    address,
+    inbound: [{ port: 8080, tags: { [SERVICE_TAG]: service, 'mesh.io/protocol': 'http', ...extra } }],
+    outbound: outbound.map((to, at) => ({ port: 10001 + at, tags: { [SERVICE_TAG]: to } })),
+  },
+});
+
+let world: World | undefined;
+
+async function newWorld(): Promise<World> {
+  world = new World();
+  await world.put('Mesh', '', 'default', {});
+  await world.service.start();
+  return world;
+}
+
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+describe('ProxyConfigService', () => {
+  it('re-renders only the proxies a policy change reaches, leaving the others untouched', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'a-1', sidecar('10.0.0.1', 'a', ['c']));
+    await w.put('Dataplane', 'default', 'b-1', sidecar('10.0.0.2', 'b', ['c']));
+    await w.put('Dataplane', 'default', 'c-1', sidecar('10.0.0.3', 'c'));
+    await w.put('TrafficRoute', 'default', 'route-all', { sources: [ANY], destinations: [ANY], conf: { destination: { [SERVICE_TAG]: '*' } } });
+    const mesh = await w.mesh('default');
+    const before = Object.fromEntries(mesh.dataplaneNames().map((name) => [name, mesh.proxyConfig(name)]));
+    const counted = { ...w.service.counters };
+
+    await w.put('Timeout', 'default', 'from-a', { sources: [svc('a')], destinations: [ANY], conf: { connectTimeout: '2s' } });
+    const after = await w.mesh('default');
+    expect(after.proxyConfig('b-1')).toBe(before['b-1']);
+    expect(after.proxyConfig('c-1')).toBe(before['c-1']);
+    const changed = after.proxyConfig('a-1');
+    expect(changed).not.toBe(before['a-1']);
+    expect(changed?.clusters.find((cluster) => cluster.name === 'c')?.connectTimeout).toBe('2s');
+    expect({ matched: w.service.counters.matched - counted.matched, rendered: w.service.counters.rendered - counted.rendered }).toEqual({ matched: 1, rendered: 1 });
+  });
+
+  it('re-renders the consumers of a service whose endpoints a dataplane moves, and nothing for other changes', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web', ['backend']));
+    await w.put('Dataplane', 'default', 'other-1', sidecar('10.0.0.2', 'other', ['db']));
+    await w.put('Dataplane', 'default', 'backend-1', sidecar('10.0.0.3', 'backend'));
+    await w.put('TrafficRoute', 'default', 'route-all', { sources: [ANY], destinations: [ANY], conf: { destination: { [SERVICE_TAG]: '*' } } });
+    const mesh = await w.mesh('default');
+    const web = mesh.proxyConfig('web-1');
+    const other = mesh.proxyConfig('other-1');
+    const backend = mesh.proxyConfig('backend-1');
+
+    await w.put('Dataplane', 'default', 'backend-2', sidecar('10.0.0.4', 'backend'));
+    const grown = await w.mesh('default');
+    expect(grown.proxyConfig('other-1')).toBe(other);
+    expect(grown.proxyConfig('backend-1')).toBe(backend);
+    const rerendered = grown.proxyConfig('web-1');
+    expect(rerendered).not.toBe(web);
+    expect(rerendered?.endpoints.find((assignment) => assignment.clusterName === 'backend')).toMatchObject({ endpoints: [{ lbEndpoints: [{}, {}] }] });
+
+    // Its admin port is no endpoint: only the dataplane itself changes.
+    await w.put('Dataplane', 'default', 'backend-2', { ...sidecar('10.0.0.4', 'backend'), networking: { ...sidecar('10.0.0.4', 'backend').networking, admin: { port: 9902 } } });
+    const moved = await w.mesh('default');
+    expect(moved.proxyConfig('web-1')).toBe(rerendered);
+  });
+
+  it('matches again the senders that gain or lose an external service when another permission takes it over', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web'));
+    await w.put('Dataplane', 'default', 'admin-1', sidecar('10.0.0.2', 'admin'));
+    await w.put('ExternalService', 'default', 'httpbin', { networking: { address: 'httpbin.org:443' }, tags: { [SERVICE_TAG]: 'httpbin' } });
+    await w.put('TrafficPermission', 'default', 'web-to-any', { sources: [svc('web')], destinations: [ANY] });
+    const permitted = async (name: string) => {
+      const match = (await w.mesh('default')).match(name);
+      return match?.kind === 'sidecar' ? match.policies.externalServices.map(({ externalService }) => externalService.name) : undefined;
+    };
+    expect([await permitted('web-1'), await permitted('admin-1')]).toEqual([['httpbin'], []]);
+    // More specific for httpbin; its reach is admin, yet web loses the service.
+    await w.put('TrafficPermission', 'default', 'admin-to-httpbin', { sources: [svc('admin')], destinations: [svc('httpbin')] });
+    expect([await permitted('web-1'), await permitted('admin-1')]).toEqual([[], ['httpbin']]);
+    await w.del({ type: 'TrafficPermission', mesh: 'default', name: 'admin-to-httpbin' });
+    expect([await permitted('web-1'), await permitted('admin-1')]).toEqual([['httpbin'], []]);
+  });
+
+  it('re-renders when a Secret an external service reads changes', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web', ['httpbin']));
+    await w.put('TrafficRoute', 'default', 'route-all', { sources: [ANY], destinations: [ANY], conf: { destination: { [SERVICE_TAG]: '*' } } });
+    await w.put('TrafficPermission', 'default', 'allow-all', { sources: [ANY], destinations: [ANY] });
+    await w.put('Secret', 'default', 'httpbin-ca', { data: Buffer.from('first').toString('base64') });
+    await w.put('ExternalService', 'default', 'httpbin', {
+      networking: { address: 'httpbin.org:443', tls: { enabled: true, caCert: { secret: 'httpbin-ca' } } },
+      tags: { [SERVICE_TAG]: 'httpbin' },
+    });
+    const caOf = async () => JSON.stringify((await w.mesh('default')).proxyConfig('web-1')?.clusters.find((cluster) => cluster.name === 'httpbin')).includes(Buffer.from('second').toString('base64'));
+    expect(await caOf()).toBe(false);
+    await w.put('Secret', 'default', 'httpbin-ca', { data: Buffer.from('second').toString('base64') });
+    expect(await caOf()).toBe(true);
+  });
+
+  it('follows meshes and ignores kinds proxies do not depend on', async () => {
+    const w = await newWorld();
+    await w.put('Mesh', '', 'other', {});
+    await w.put('Dataplane', 'other', 'web-1', sidecar('10.0.0.1', 'web'));
+    expect((await w.mesh('other')).dataplaneNames()).toEqual(['web-1']);
+    const counted = { ...w.service.counters };
+    await w.put('DataplaneInsight', 'other', 'web-1', { subscriptions: [] });
+    expect((await w.mesh('other')).proxyConfig('web-1')).toBeDefined();
+    await w.store.deleteMesh('other');
+    await w.service.settled();
+    expect(w.service.mesh('other')).toBeUndefined();
+    expect(w.service.counters.matched - counted.matched).toBe(1);
+  });
+
+  it('keeps incremental results equal to a from-scratch computation over random writes', async () => {
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const w = await newWorld();
+      const writes = new RandomWrites(seed, w);
+      let comparisons = 0;
+      for (let step = 0; step < 150; step++) {
+        await writes.next();
+        // Several writes pile up in one batch now and then; otherwise every result is read (and cached) after each write.
+        if (writes.chance(0.25)) continue;
+        await expectSameAsFromScratch(w, `seed ${seed}, step ${step}: ${writes.last}`);
+        comparisons++;
+      }
+      // Incremental: far fewer renders than rendering every proxy (up to 8 per mesh) after every compared write.
+      expect(w.service.counters.rendered).toBeLessThan(comparisons * 8);
+      await w.close();
+      world = undefined;
+    }
+  }, 120_000);
+});
+
+/** Everything the service computes, recomputed with the matcher and the renderer from the store alone. */
+async function expectSameAsFromScratch(w: World, step: string): Promise<void> {
+  await w.service.settled();
+  const all = async (type: string, mesh?: string) => (await w.store.list({ type, ...(mesh !== undefined ? { mesh } : {}), offset: 0, size: 0 })).items;
+  const zoneIngresses = (await all('ZoneIngress')).map(zoneIngressOf);
+  const zoneEgresses = (await all('ZoneEgress')).map(zoneEgressOf);
+  const contexts: MeshContext[] = [];
+  for (const meshResource of await all('Mesh')) {
+    const mesh = meshResource.name;
+    const policies: Record<string, unknown[]> = {};
+    for (const kind of MATCHED_POLICY_KINDS) policies[kind] = (await all(kind, mesh)).map(policyOf);
+    const snapshot = { mesh, meshSpec: meshSpecOf(meshResource), policies: policies as PoliciesByKind, externalServices: (await all('ExternalService', mesh)).map(externalServiceOf) };
+    const dataplanes: DataplaneResource[] = (await all('Dataplane', mesh)).map(dataplaneOf);
+    const secrets = new Map((await all('Secret', mesh)).map((secret) => [secret.name, secretDataOf(secret)]));
+    const context = prepareMeshContext({ snapshot, dataplanes, zoneIngresses, zoneEgresses, localZone: LOCAL_ZONE, secrets });
+    contexts.push(context);
+
+    const incremental = w.service.mesh(mesh);
+    expect(incremental?.dataplaneNames(), step).toEqual(dataplanes.map((dataplane) => dataplane.name));
+    for (const dataplane of dataplanes) {
+      const builtin = dataplane.spec.networking?.gateway?.type === 'BUILTIN';
+      const policies = matchPolicies(dataplane, snapshot);
+      const expected = builtin ? { kind: 'gateway', gateway: matchGateway(dataplane, snapshot) } : { kind: 'sidecar', policies };
+      expect(incremental?.match(dataplane.name), `${step}: ${dataplane.name} match`).toEqual(expected);
+      expect(incremental?.proxyConfig(dataplane.name), `${step}: ${dataplane.name} config`).toEqual(renderProxyConfig({ context, dataplane, policies }));
+    }
+    for (const kind of MATCHED_POLICY_KINDS) {
+      for (const policy of snapshot.policies[kind] ?? []) {
+        expect(incremental?.dataplanesSelectedBy(kind, policy.name), `${step}: ${kind} ${policy.name}`).toEqual(dataplanesSelectedBy(kind, policy.name, dataplanes, snapshot));
+      }
+    }
+    for (const gateway of snapshot.policies.MeshGateway ?? []) {
+      expect(incremental?.gatewayDataplanes(gateway.name)).toEqual(dataplanesMatchingGateway(gateway, dataplanes).map(({ mesh, name }) => ({ mesh, name })));
+    }
+    for (const route of snapshot.policies.MeshGatewayRoute ?? []) {
+      const using = dataplanes.filter((dataplane) => dataplane.spec.networking?.gateway?.type === 'BUILTIN' && routesInUse(matchGateway(dataplane, snapshot)).has(route.name));
+      expect(incremental?.gatewayRouteDataplanes(route.name)).toEqual(using.map(({ mesh, name }) => ({ mesh, name })));
+    }
+  }
+  for (const ingress of zoneIngresses) {
+    expect(w.service.zoneIngressConfigDump(ingress.name), `${step}: ingress`).toEqual(renderZoneIngressConfigDump(ingress, renderZoneIngressConfig(ingress, contexts)));
+  }
+  for (const egress of zoneEgresses) {
+    expect(w.service.zoneEgressConfigDump(egress.name), `${step}: egress`).toEqual(renderZoneEgressConfigDump(egress, renderZoneEgressConfig(egress, contexts)));
+  }
+}
+
+const SERVICES = ['web', 'backend', 'db', 'cache'];
+const EXTERNAL = ['httpbin', 'api'];
+const VERSIONS = ['v1', 'v2'];
+
+/** A seeded series of creates, updates and deletes over every kind proxy configuration reads. */
+class RandomWrites {
+  /** What the last write did, for failure messages. */
+  last = '';
+  private state: number;
+
+  constructor(
+    seed: number,
+    private readonly w: World,
+  ) {
+    this.state = seed;
+  }
+
+  /** mulberry32 */
+  private random(): number {
+    this.state = (this.state + 0x6d2b79f5) | 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  chance(probability: number): boolean {
+    return this.random() < probability;
+  }
+
+  private int(below: number): number {
+    return Math.floor(this.random() * below);
+  }
+
+  private pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)] as T;
+  }
+
+  private selector(): object {
+    return this.pick([ANY, svc(this.pick(SERVICES)), svc(this.pick(SERVICES), { version: this.pick(VERSIONS) }), { match: { version: 'v1' } }, svc(this.pick(EXTERNAL))]);
+  }
+
+  private serviceSelector(): object {
+    return this.pick([ANY, svc(this.pick([...SERVICES, ...EXTERNAL])), svc(this.pick(SERVICES), { version: 'v2' })]);
+  }
+
+  private dataplane(): object {
+    if (this.random() < 0.15) return { networking: { address: '10.0.1.1', gateway: { type: 'BUILTIN', tags: { [SERVICE_TAG]: 'edge' } } } };
+    const inbound = Array.from({ length: 1 + this.int(2) }, (_, at) => ({
+      port: 8080 + at,
+      tags: { [SERVICE_TAG]: this.pick(SERVICES), version: this.pick(VERSIONS), ...(this.random() < 0.7 ? { 'mesh.io/protocol': this.pick(['http', 'tcp', 'grpc']) } : {}) },
+      ...(this.random() < 0.15 ? { health: { ready: false } } : {}),
+    }));
+    const outbound = Array.from({ length: this.int(4) }, (_, at) => ({ port: 10001 + at, tags: { [SERVICE_TAG]: this.pick([...SERVICES, ...EXTERNAL]) } }));
+    return { networking: { address: `10.0.0.${1 + this.int(4)}`, inbound, outbound } };
+  }
+
+  private policy(kind: string): object {
+    const connection = (conf?: object) => ({ sources: [this.selector()], destinations: [this.serviceSelector()], ...(conf ? { conf } : {}) });
+    const service = this.pick(SERVICES);
+    switch (kind) {
+      case 'TrafficRoute':
+        return connection(
+          this.pick([
+            { destination: { [SERVICE_TAG]: '*' } },
+            { split: [{ weight: 80, destination: { [SERVICE_TAG]: service, version: 'v1' } }, { weight: 20, destination: { [SERVICE_TAG]: service, version: 'v2' } }] },
+            { destination: { [SERVICE_TAG]: this.pick([...SERVICES, ...EXTERNAL]) } },
+          ]),
+        );
+      case 'Timeout':
+        return connection({ connectTimeout: this.pick(['1s', '5s']), http: { requestTimeout: '15s' } });
+      case 'HealthCheck':
+        return connection({ interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1 });
+      case 'CircuitBreaker':
+        return connection({ thresholds: { maxConnections: this.pick([1, 100]) } });
+      case 'Retry':
+        return connection({ http: { numRetries: this.pick([1, 3]) } });
+      case 'FaultInjection':
+        return connection({ delay: { percentage: 50, value: '0.1s' } });
+      case 'RateLimit':
+        return connection({ http: { requests: this.pick([10, 20]), interval: '1s' } });
+      case 'TrafficLog':
+        return connection(this.pick([{}, { backend: 'file' }]));
+      case 'TrafficPermission':
+        return connection();
+      case 'TrafficTrace':
+        return { selectors: [this.selector()], conf: { backend: 'zipkin' } };
+      case 'ProxyTemplate':
+        return { selectors: [this.selector()], conf: { imports: ['default-proxy'] } };
+      case 'MeshGateway':
+        return { selectors: [this.pick([svc('edge'), ANY])], conf: { listeners: [{ port: this.pick([80, 8080]), protocol: 'HTTP' }] } };
+      case 'MeshGatewayRoute':
+        return {
+          selectors: [svc('edge')],
+          conf: { http: { rules: [{ matches: [{ path: { match: 'PREFIX', value: this.pick(['/', '/api']) } }], backends: [{ destination: { [SERVICE_TAG]: service } }] }] } },
+        };
+      default:
+        return { selectors: [ANY], conf: { host: '{{.svc}}.mesh', port: '80', parameters: [{ name: 'svc', tagKey: SERVICE_TAG }] } };
+    }
+  }
+
+  private meshBody(): object {
+    return {
+      ...(this.random() < 0.5 ? { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } } : {}),
+      ...(this.random() < 0.3 ? { metrics: { enabledBackend: 'prom', backends: [{ name: 'prom', type: 'prometheus', conf: { port: 5670, path: '/metrics' } }] } } : {}),
+      ...(this.random() < 0.3 ? { routing: { zoneEgress: true } } : {}),
+      logging: { defaultBackend: 'file', backends: [{ name: 'file', type: 'file', conf: { path: '/var/log/mesh.log' } }] },
+      tracing: { defaultBackend: 'zipkin', backends: [{ name: 'zipkin', type: 'zipkin', conf: { url: 'http://zipkin:9411/api/v2/spans' } }] },
+    };
+  }
+
+  /** One write: a create or update, or (for an existing resource) sometimes a delete. */
+  async next(): Promise<void> {
+    const w = this.w;
+    if (this.random() < 0.5) w.tick();
+    const roll = this.random();
+    const mesh = this.random() < 0.85 ? 'default' : 'second';
+    if (mesh === 'second' && !(await w.store.get({ type: 'Mesh', mesh: '', name: 'second' }))) {
+      this.last = 'create mesh second';
+      return w.put('Mesh', '', 'second', this.meshBody());
+    }
+    let type: string;
+    let body: () => object;
+    if (roll < 0.35) [type, body] = ['Dataplane', () => this.dataplane()];
+    else if (roll < 0.8) {
+      const kind = this.pick(MATCHED_POLICY_KINDS);
+      [type, body] = [kind, () => this.policy(kind)];
+    } else if (roll < 0.86) {
+      const tls = this.random() < 0.5 ? { tls: { enabled: true, caCert: { secret: 'ca-cert' } } } : {};
+      [type, body] = ['ExternalService', () => ({ networking: { address: `${this.pick(EXTERNAL)}.org:443`, ...tls }, tags: { [SERVICE_TAG]: this.pick(EXTERNAL), 'mesh.io/protocol': 'http' } })];
+    } else if (roll < 0.89) [type, body] = ['Secret', () => ({ data: Buffer.from(`ca-${this.int(3)}`).toString('base64') })];
+    else if (roll < 0.93) {
+      this.last = `update mesh ${mesh}`;
+      return w.put('Mesh', '', mesh, this.meshBody());
+    } else if (roll < 0.96) {
+      const available = [{ tags: { [SERVICE_TAG]: this.pick(SERVICES), version: 'v1' }, instances: 1 + this.int(2), mesh: 'default' }];
+      [type, body] = ['ZoneIngress', () => ({ zone: this.pick(['zone-1', 'zone-2']), networking: { address: '10.2.0.1', port: 10001, advertisedAddress: '198.51.100.1', advertisedPort: 10001 }, availableServices: available })];
+    } else if (roll < 0.98) [type, body] = ['ZoneEgress', () => ({ networking: { address: '10.0.1.9', port: 10002 } })];
+    else {
+      this.last = 'delete mesh second';
+      if (await w.store.get({ type: 'Mesh', mesh: '', name: 'second' })) await w.store.deleteMesh('second');
+      return;
+    }
+    const scoped = type !== 'ZoneIngress' && type !== 'ZoneEgress';
+    const name = type === 'Secret' ? 'ca-cert' : `${type.toLowerCase()}-${this.int(type === 'Dataplane' ? 8 : 3)}`;
+    const key = { type, mesh: scoped ? mesh : '', name };
+    const exists = (await w.store.get(key)) !== undefined;
+    if (exists && this.random() < 0.3) {
+      this.last = `delete ${type} ${key.mesh}/${name}`;
+      return w.del(key);
+    }
+    this.last = `${exists ? 'update' : 'create'} ${type} ${key.mesh}/${name}`;
+    return w.put(type, key.mesh, name, body());
+  }
+}

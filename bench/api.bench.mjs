@@ -6,8 +6,9 @@
 //
 // Knobs (env): BENCH_DURATION seconds per measurement (5), BENCH_WARMUP seconds (1),
 // BENCH_CONNECTIONS for the concurrent scenarios (10), BENCH_CPU_PROF=<dir> to run the control
-// plane under `node --cpu-prof` and write its profile there on exit, BENCH_ONLY=get,first,deep,
-// update,create to run only some scenarios (with a profile, to see one request's costs alone).
+// plane under `node --cpu-prof` and write its profiles there on exit, BENCH_ONLY=get,first,deep,
+// mesh-insight,service-insights,overview,overview-deep,global-insight,update,create to run only
+// some scenarios (with a profile, to see one request's costs alone).
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
@@ -39,9 +40,55 @@ const GET_PATHS = {
   get: `${DP_PATH}/${dpName(DATAPLANES / 2)}`,
   first: `${DP_PATH}?size=100&offset=0`,
   deep: `${DP_PATH}?size=100&offset=${DEEP_OFFSET}`,
+  'mesh-insight': `/mesh-insights/${MESH}`,
+  'service-insights': `/meshes/${MESH}/service-insights?size=100`,
+  overview: `/meshes/${MESH}/dataplanes+insights?size=100`,
+  'overview-deep': `/meshes/${MESH}/dataplanes+insights?size=100&offset=${DEEP_OFFSET}`,
+  'global-insight': '/global-insight',
 };
+// `/global-insight` stamps each answer with the time it was made (`createdAt`); the rest must match.
+const GLOBAL_INSIGHT_TIME = /"createdAt":"[^"]*"/;
 
 const TARGETS = { vsExpress: 0.7, deepVsFirst: 0.9, putPerSecond: 1_500, rssMb: 300 };
+
+// DataplaneInsights, written into the store file while the control plane is stopped (the API
+// does not write insights): by dataplane index modulo 4, 0 and 1 connected (half the dataplanes
+// online), 2 disconnected, 3 without an insight. Connected ones have a certificate.
+const INSIGHT_TIME = '2024-05-06T07:00:00.000Z';
+function dataplaneInsight(i) {
+  const kind = i % 4;
+  if (kind === 3) return undefined;
+  const hex = (n, width) => n.toString(16).padStart(width, '0');
+  const subscription = {
+    id: `7b0c9a3e-1d2f-4e5a-9b8c-${hex(i, 12)}`,
+    controlPlaneInstanceId: 'zone-cp-0f1e2d3c',
+    connectTime: INSIGHT_TIME,
+    ...(kind === 2 ? { disconnectTime: '2024-05-06T07:05:00.000Z' } : {}),
+    status: { lastUpdateTime: INSIGHT_TIME, total: { responsesSent: '4', responsesAcknowledged: '4' }, cds: { responsesSent: '1', responsesAcknowledged: '1' } },
+    version: { meshDp: { version: i % 3 === 0 ? '2.4.3' : '2.5.0' }, envoy: { version: i % 3 === 0 ? '1.27.2' : '1.28.0' } },
+  };
+  const mTLS =
+    kind === 2
+      ? undefined
+      : { certificateExpirationTime: '2024-05-07T07:00:00.000Z', lastCertificateRegeneration: INSIGHT_TIME, certificateRegenerations: 1, issuedBackend: 'ca-1', supportedBackends: ['ca-1'] };
+  return { subscriptions: [subscription], ...(mTLS ? { mTLS } : {}) };
+}
+
+/** Writes the DataplaneInsights into the (stopped) control plane's SQLite file, in one transaction. */
+async function seedInsights(workDir) {
+  const { SqliteResourceStore } = await import(pathToFileURL(join(root, 'packages', 'store', 'dist', 'index.js')).href);
+  const store = new SqliteResourceStore({ path: join(workDir, 'mesh.db') });
+  try {
+    const insights = [];
+    for (let i = 0; i < DATAPLANES; i++) {
+      const spec = dataplaneInsight(i);
+      if (spec) insights.push({ type: 'DataplaneInsight', mesh: MESH, name: dpName(i), spec: JSON.stringify(spec) });
+    }
+    return (await store.createMissing(insights)).length;
+  } finally {
+    await store.close();
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -222,6 +269,12 @@ function scenarios(captured) {
     { title: 'GET one dataplane', ...get('get') },
     { title: 'GET list page, offset=0', ...get('first') },
     { title: `GET list page, offset=${DEEP_OFFSET}`, ...get('deep') },
+    // Insights before the PUTs: creating dataplanes changes them (and the captured bytes).
+    { title: `GET ${GET_PATHS['mesh-insight']}`, ...get('mesh-insight') },
+    { title: `GET ${GET_PATHS['service-insights']}`, ...get('service-insights') },
+    { title: `GET ${GET_PATHS.overview}`, ...get('overview') },
+    { title: `GET ${GET_PATHS['overview-deep']}`, ...get('overview-deep') },
+    { title: `GET ${GET_PATHS['global-insight']} (createdAt aside)`, ...get('global-insight'), normalize: (body) => body.replace(GLOBAL_INSIGHT_TIME, '') },
     {
       key: 'update',
       title: 'PUT update, sequential',
@@ -263,14 +316,15 @@ const percentile = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Math.min(s
 /** One autocannon run; latencies come from the `response` event because autocannon's own histogram counts whole milliseconds. */
 async function run(server, scenario, requests, duration, record) {
   const latencies = [];
+  const expected = scenario.normalize?.(scenario.expectBody);
   const cpuBefore = cpuSeconds(server.pid);
   const instance = autocannon({
     url: server.url,
     connections: scenario.connections,
     duration,
     requests,
-    // Counted as mismatches: every answer must be the captured bytes.
-    verifyBody: (body) => body === scenario.expectBody,
+    // Counted as mismatches: every answer must be the captured bytes (`normalize`d, where given).
+    verifyBody: scenario.normalize ? (body) => scenario.normalize(body) === expected : (body) => body === scenario.expectBody,
   });
   if (record) instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
   const started = performance.now();
@@ -333,7 +387,7 @@ async function main() {
   const servers = {};
   try {
     servers['control plane'] = await startControlPlane(workDir);
-    const cp = servers['control plane'];
+    let cp = servers['control plane'];
 
     // Load through the API, as an operator would.
     const dpItems = Array.from({ length: DATAPLANES }, (_, i) => [`${DP_PATH}/${dpName(i)}`, dataplane(i)]);
@@ -348,6 +402,22 @@ async function main() {
     const settled = await settle(cp.pid);
     const loaded = memoryMb(cp.pid);
     console.log(`control plane idle ${fmt(settled, 1)}s after loading; RSS ${fmt(loaded.rss)} MB (target < ${TARGETS.rssMb} MB: ${loaded.rss < TARGETS.rssMb ? 'ok' : `MISSED by ${fmt((loaded.rss / TARGETS.rssMb - 1) * 100)}%`})`);
+
+    // Proxies' insights are written by the control plane itself, never through the API: stop it,
+    // write them into its SQLite file, start it again on the same work directory.
+    agent.destroy();
+    const exitCode = await cp.stop();
+    if (exitCode !== 0) throw new Error(`control plane exited with ${exitCode} on SIGTERM:\n${cp.output()}`);
+    delete servers['control plane'];
+    const seeded = await seedInsights(workDir);
+    const restartedAt = performance.now();
+    servers['control plane'] = cp = await startControlPlane(workDir);
+    const ready = (performance.now() - restartedAt) / 1000;
+    const idle = await settle(cp.pid);
+    const restarted = memoryMb(cp.pid);
+    console.log(
+      `restarted with ${fmt(seeded)} DataplaneInsights written into its store file (half the dataplanes online, a quarter disconnected): ready in ${fmt(ready, 1)}s, idle ${fmt(idle, 1)}s later; RSS ${fmt(restarted.rss)} MB`,
+    );
 
     // The baselines serve exactly what the control plane answered.
     const captured = {};
@@ -372,11 +442,15 @@ async function main() {
       printScenario(scenario, results);
     }
 
-    if (all.deep && all.first) {
-      const ratio = (name) => all.deep[name].rps / all.first[name].rps;
-      const deep = ratio('control plane');
-      const byCpu = all.first['control plane'].cpuUs / all.deep['control plane'].cpuUs;
-      console.log(`\ndeep page / first page, control plane: ${fmt(deep, 2)} (CPU/req: ${fmt(byCpu, 2)}); target ~1, >= ${TARGETS.deepVsFirst}: ${verdict(deep, TARGETS.deepVsFirst)}`);
+    for (const [first, deep, what] of [
+      ['first', 'deep', ''],
+      ['overview', 'overview-deep', ' of dataplanes+insights'],
+    ]) {
+      if (!all[deep] || !all[first]) continue;
+      const ratio = (name) => all[deep][name].rps / all[first][name].rps;
+      const cpRatio = ratio('control plane');
+      const byCpu = all[first]['control plane'].cpuUs / all[deep]['control plane'].cpuUs;
+      console.log(`\ndeep page / first page${what}, control plane: ${fmt(cpRatio, 2)} (CPU/req: ${fmt(byCpu, 2)}); target ~1, >= ${TARGETS.deepVsFirst}: ${verdict(cpRatio, TARGETS.deepVsFirst)}`);
       console.log(`  same bytes from the baselines, for the noise: node:http ${fmt(ratio('node:http'), 2)}, express ${fmt(ratio('express'), 2)}`);
     }
     const end = memoryMb(cp.pid);

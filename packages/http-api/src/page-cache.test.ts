@@ -1,6 +1,6 @@
 import { SqliteResourceStore } from '@mesh/store';
 import { describe, expect, it } from 'vitest';
-import { ListPageCache } from './page-cache.js';
+import { AssembledPages, joinItems, ListPageCache } from './page-cache.js';
 import { startApi } from './testing.js';
 
 describe('ListPageCache', () => {
@@ -29,6 +29,28 @@ describe('ListPageCache', () => {
     };
     await cache.page('TrafficRoute', 'k', racing);
     expect((await cache.page('TrafficRoute', 'k', racing)).total).toBe(2);
+  });
+});
+
+describe('AssembledPages', () => {
+  it('serves a page again while it meets the very same objects, and rebuilds it when any differs', () => {
+    const pages = new AssembledPages();
+    let builds = 0;
+    const build = () => Buffer.from(String(++builds));
+    const a = { name: 'a' };
+    const b = { name: 'b' };
+    expect(pages.items('/p', [a, b], build).toString()).toBe('1');
+    expect(pages.items('/p', [a, b], build).toString()).toBe('1');
+    // Equal but not the same object, one missing, another key: rebuilt.
+    expect(pages.items('/p', [a, { name: 'b' }], build).toString()).toBe('2');
+    expect(pages.items('/p', [a], build).toString()).toBe('3');
+    expect(pages.items('/q', [a], build).toString()).toBe('4');
+    expect(pages.items('/p', [a], build).toString()).toBe('3');
+  });
+
+  it('joins encoded items with commas', () => {
+    expect(joinItems([Buffer.from('{"a":1}'), Buffer.from('{"b":2}')]).toString()).toBe('{"a":1},{"b":2}');
+    expect(joinItems([]).length).toBe(0);
   });
 });
 

@@ -230,6 +230,37 @@ describe('InsightAggregator', () => {
     });
   });
 
+  it('hands out the same insight objects until their figures change', async () => {
+    await dataplane('dp1', sidecar(inbound('web')), insight());
+    await dataplane('dp2', sidecar(inbound('api')), insight());
+    const mesh = await meshInsight();
+    const web = aggregator.serviceInsight('mesh-1', 'web');
+    expect(await meshInsight()).toBe(mesh);
+    expect(aggregator.serviceInsight('mesh-1', 'web')).toBe(web);
+
+    // A change that moves no figure (an address) keeps them.
+    await dataplane('dp1', { networking: { address: '10.9.9.9', inbound: [inbound('web')] } });
+    expect(await meshInsight()).toBe(mesh);
+    expect(aggregator.serviceInsight('mesh-1', 'web')).toBe(web);
+
+    // A policy moves the mesh's figures, not the services'.
+    await put('TrafficRoute', 'mesh-1', 'route-1', {});
+    const withPolicy = await meshInsight();
+    expect(withPolicy).not.toBe(mesh);
+    expect(withPolicy!.spec.policies).toEqual({ TrafficRoute: { total: 1 } });
+    expect(aggregator.serviceInsight('mesh-1', 'web')).toBe(web);
+
+    // Any service changing renews every service's insight (they share the modification time).
+    clock += 1000;
+    await dataplane('dp2', sidecar(inbound('api')), insight({ online: false }));
+    await aggregator.settled();
+    const webAfter = aggregator.serviceInsight('mesh-1', 'web')!;
+    expect(webAfter).not.toBe(web);
+    expect(webAfter.modificationTime).toBe('2024-05-06T07:08:10.000Z');
+    expect(aggregator.serviceInsight('mesh-1', 'api')!.stat).toMatchObject({ status: 'offline' });
+    expect((await meshInsight())!.spec.dataplanes).toEqual({ total: 2, online: 1, offline: 1 });
+  });
+
   it('keeps the same figures as a full recomputation through a random series of changes', async () => {
     let seed = 42;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);

@@ -80,6 +80,13 @@ export class InsightAggregator {
   private readonly now: () => Date;
   private readonly onError: (error: unknown) => void;
   private readonly meshes = new Map<string, MeshTally>();
+  /**
+   * The insights handed out, by the figures they wrap: a tally returns the same spec or stat
+   * object until its figures (and with them its times) change, so an unchanged insight is the
+   * same object from one read to the next and readers may cache what they derive from it.
+   */
+  private readonly meshInsights = new WeakMap<MeshInsightSpec, MeshInsight>();
+  private readonly serviceInsights = new WeakMap<ServiceStat, ServiceInsight>();
   private sortedMeshes: string[] | undefined;
   /** Changes are applied one at a time, in the order the store announced them. */
   private queue: Promise<void> = Promise.resolve();
@@ -118,10 +125,14 @@ export class InsightAggregator {
     return this.sortedMeshes;
   }
 
+  /** A mesh's insight; the same (shared, not to be modified) object while it does not change. */
   meshInsight(mesh: string): MeshInsight | undefined {
     const tally = this.meshes.get(mesh);
     if (!tally) return undefined;
-    return { mesh, creationTime: tally.creationTime, modificationTime: tally.meshInsightTime, spec: tally.meshInsight() };
+    const spec = tally.meshInsight();
+    let insight = this.meshInsights.get(spec);
+    if (!insight) this.meshInsights.set(spec, (insight = { mesh, creationTime: tally.creationTime, modificationTime: tally.meshInsightTime, spec }));
+    return insight;
   }
 
   /** The services of one mesh (or of all meshes), sorted by mesh then name; `nameContains` filters. */
@@ -136,11 +147,17 @@ export class InsightAggregator {
     return refs;
   }
 
-  /** A service's insight; undefined only when the mesh does not exist. */
+  /**
+   * A service's insight; undefined only when the mesh does not exist. The same (shared, not to
+   * be modified) object while the mesh's services do not change.
+   */
   serviceInsight(mesh: string, name: string): ServiceInsight | undefined {
     const tally = this.meshes.get(mesh);
     if (!tally) return undefined;
-    return { mesh, name, creationTime: tally.creationTime, modificationTime: tally.serviceInsightTime, stat: tally.serviceStat(name) };
+    const stat = tally.serviceStat(name);
+    let insight = this.serviceInsights.get(stat);
+    if (!insight) this.serviceInsights.set(stat, (insight = { mesh, name, creationTime: tally.creationTime, modificationTime: tally.serviceInsightTime, stat }));
+    return insight;
   }
 
   async globalInsight(): Promise<GlobalInsight> {

@@ -142,6 +142,14 @@ export class MeshTally {
 
   private meshTime: string;
   private serviceTime: string;
+  /**
+   * What `meshInsight()`, `serviceStat()` and `summary()` last returned, kept until the figures
+   * they show change (when the times above move): readers polling unchanged insights get the
+   * same objects.
+   */
+  private meshInsightMemo: MeshInsightSpec | undefined;
+  private readonly serviceStatMemo = new Map<string, ServiceStat>();
+  private summaryMemo: MeshSummary | undefined;
 
   constructor(
     /** The mesh's creation time, which its insights carry. */
@@ -173,8 +181,8 @@ export class MeshTally {
     } else {
       this.contributions.delete(name);
     }
-    if (JSON.stringify(previous) !== JSON.stringify(next)) this.meshTime = time;
-    if (serviceFacts(previous) !== serviceFacts(next)) this.serviceTime = time;
+    if (JSON.stringify(previous) !== JSON.stringify(next)) this.meshChanged(time);
+    if (serviceFacts(previous) !== serviceFacts(next)) this.servicesChanged(time);
   }
 
   setExternalService(name: string, next: ExternalServiceEntry | undefined, time: string): void {
@@ -189,18 +197,24 @@ export class MeshTally {
       this.serviceCounts(next.service).externalAddresses.set(name, next.address);
       this.externalServices.set(name, next);
     }
-    if ((previous === undefined) !== (next === undefined)) this.meshTime = time;
-    if (JSON.stringify(previous) !== JSON.stringify(next)) this.serviceTime = time;
+    if ((previous === undefined) !== (next === undefined)) this.meshChanged(time);
+    if (JSON.stringify(previous) !== JSON.stringify(next)) this.servicesChanged(time);
   }
 
   setPolicyCount(kind: string, total: number, time: string): void {
     if ((this.policies.get(kind) ?? 0) === total) return;
     if (total === 0) this.policies.delete(kind);
     else this.policies.set(kind, total);
-    this.meshTime = time;
+    this.meshChanged(time);
   }
 
+  /** The MeshInsight spec; the same object until it changes (callers must not modify it). */
   meshInsight(): MeshInsightSpec {
+    this.meshInsightMemo ??= this.computeMeshInsight();
+    return this.meshInsightMemo;
+  }
+
+  private computeMeshInsight(): MeshInsightSpec {
     const policies: Record<string, { total: number }> = {};
     for (const kind of [...this.policies.keys()].sort(byCodeUnit)) policies[kind] = { total: this.policies.get(kind)! };
     const external = this.externalServices.size;
@@ -239,10 +253,19 @@ export class MeshTally {
     return this.sortedServices;
   }
 
-  /** A service's stat; a service nothing names gets empty counts, as the reference answers. */
+  /**
+   * A service's stat; a service nothing names gets empty counts, as the reference answers. A
+   * named service's stat is the same object until some service changes (callers must not modify it).
+   */
   serviceStat(name: string): ServiceStat {
     const counts = this.services.get(name);
     if (!counts) return { dataplanes: {}, addressPort: internalAddressPort(name) };
+    let stat = this.serviceStatMemo.get(name);
+    if (!stat) this.serviceStatMemo.set(name, (stat = this.computeServiceStat(name, counts)));
+    return stat;
+  }
+
+  private computeServiceStat(name: string, counts: ServiceCounts): ServiceStat {
     const { type, status } = classify(counts);
     const total = counts.online + counts.offline;
     const stat: ServiceStat = { status, dataplanes: {} };
@@ -264,6 +287,11 @@ export class MeshTally {
 
   /** Figures the global summary (`/global-insight`) adds up across meshes. */
   summary(): MeshSummary {
+    this.summaryMemo ??= this.computeSummary();
+    return this.summaryMemo;
+  }
+
+  private computeSummary(): MeshSummary {
     const services: MeshSummary['services'] = { internal: newCounts(), gateway_builtin: newCounts(), gateway_delegated: newCounts(), external: newCounts() };
     for (const counts of this.services.values()) {
       const { type, status } = classify(counts);
@@ -275,6 +303,18 @@ export class MeshTally {
       policies: [...this.policies.values()].reduce((sum, n) => sum + n, 0),
       services,
     };
+  }
+
+  private meshChanged(time: string): void {
+    this.meshTime = time;
+    this.meshInsightMemo = undefined;
+    this.summaryMemo = undefined;
+  }
+
+  private servicesChanged(time: string): void {
+    this.serviceTime = time;
+    this.serviceStatMemo.clear();
+    this.summaryMemo = undefined;
   }
 
   private apply(contribution: DataplaneContribution, sign: 1 | -1): void {

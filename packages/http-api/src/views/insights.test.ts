@@ -284,6 +284,28 @@ describe('on a standalone control plane', () => {
       expect(await api.get('/meshes/default/dataplanes/nowhere/_overview')).toMatchObject({ status: 404, body: notFound() });
     });
 
+    it('follows insights as they come and go, and dataplanes as they change, in overviews and aggregates alike', async () => {
+      const paths = ['/meshes/default/dataplanes+insights', '/mesh-insights/default', '/meshes/default/service-insights', '/mesh-insights'];
+      const before = await Promise.all(paths.map((path) => api.get(path)));
+      const kongOverview = async () => (await api.get('/meshes/default/dataplanes+insights')).body.items.find((i: any) => i.name === 'kong');
+      expect(await kongOverview()).not.toHaveProperty('dataplaneInsight');
+
+      await api.seed('DataplaneInsight', 'default', 'kong', { subscriptions: [subscription(true)] });
+      expect((await kongOverview()).dataplaneInsight).toEqual({ subscriptions: [subscription(true)] });
+      expect((await api.get('/mesh-insights/default')).body.dataplanes).toEqual({ total: 5, online: 3, offline: 2 });
+      expect((await api.get('/meshes/default/service-insights/kong')).body).toMatchObject({ status: 'online', dataplanes: { total: 1, online: 1 } });
+      expect((await api.get('/meshes/default/service-insights')).body.items.find((i: any) => i.name === 'kong')).toMatchObject({ status: 'online' });
+      expect((await api.get('/mesh-insights')).body.items.find((i: any) => i.name === 'default').dataplanes).toEqual({ total: 5, online: 3, offline: 2 });
+
+      await api.store.delete({ type: 'DataplaneInsight', mesh: 'default', name: 'kong' });
+      const kong = dataplane('kong', { gateway: { tags: { 'mesh.io/service': 'kong' } } });
+      expect((await api.put('/meshes/default/dataplanes/kong', { ...kong, networking: { ...kong.networking, address: '10.0.0.9' } })).status).toBe(200);
+      expect((await kongOverview()).dataplane.networking.address).toBe('10.0.0.9');
+      expect((await api.put('/meshes/default/dataplanes/kong', kong)).status).toBe(200);
+      const after = await Promise.all(paths.map((path) => api.get(path)));
+      expect(after.map((reply) => reply.text)).toEqual(before.map((reply) => reply.text));
+    });
+
     it('filters by name, tags and gateway, and pages', async () => {
       const names = async (query: string) => (await api.get(`/meshes/default/dataplanes+insights?${query}`)).body.items.map((i: any) => i.name);
       expect(await names('name=web')).toEqual(['web-1', 'web-2']);

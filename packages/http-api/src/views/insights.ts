@@ -7,7 +7,8 @@ import { identifyCaller } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
-import { collectionJson, nextPageUrl, parsePage, type Page } from '../pagination.js';
+import { AssembledPages, joinItems, sendCollection } from '../page-cache.js';
+import { nextPageUrl, parsePage, type Page } from '../pagination.js';
 import type { Params, RouteTable } from '../route-table.js';
 import { nameFilter } from '../query.js';
 
@@ -20,6 +21,18 @@ async function readInsights(ctx: ApiContext, req: Request) {
   identifyCaller(req, ctx.access);
   await ctx.insights.settled();
   return ctx.insights;
+}
+
+/**
+ * The aggregator hands out the same insight object while it is unchanged, so each one is encoded
+ * once: polling unchanged insights costs what sending them costs.
+ */
+const bytesOf = new WeakMap<MeshInsight | ServiceInsight, Buffer>();
+
+function encoded<T extends MeshInsight | ServiceInsight>(insight: T, json: (insight: T) => string): Buffer {
+  let bytes = bytesOf.get(insight);
+  if (bytes === undefined) bytesOf.set(insight, (bytes = Buffer.from(json(insight))));
+  return bytes;
 }
 
 const meshInsightJson = (insight: MeshInsight): string =>
@@ -42,33 +55,42 @@ const serviceInsightJson = (insight: ServiceInsight): string =>
     ...insight.stat,
   });
 
-async function listMeshInsights(ctx: ApiContext, req: Request, res: Response) {
+/** `sendJson` for bytes already encoded. */
+function sendEncoded(res: Response, json: Buffer): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json');
+  res.end(json);
+}
+
+async function listMeshInsights(ctx: ApiContext, pages: AssembledPages, req: Request, res: Response) {
   const insights = await readInsights(ctx, req);
   const page = parsePage(req);
   const names = insights.meshNames().filter((name) => name.includes(nameFilter(req)));
-  const items = pageOf(names, page).map((name) => meshInsightJson(insights.meshInsight(name)!));
-  sendJson(res, 200, collectionJson(items, names.length, nextPageUrl(req, page, names.length)));
+  const listed = pageOf(names, page).map((name) => insights.meshInsight(name)!);
+  const items = pages.items(req.originalUrl, listed, () => joinItems(listed.map((insight) => encoded(insight, meshInsightJson))));
+  sendCollection(res, items, names.length, nextPageUrl(req, page, names.length));
 }
 
 async function getMeshInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const insight = (await readInsights(ctx, req)).meshInsight(params.name!);
   if (!insight) throw notFound();
-  sendJson(res, 200, meshInsightJson(insight));
+  sendEncoded(res, encoded(insight, meshInsightJson));
 }
 
-async function listServiceInsights(ctx: ApiContext, req: Request, res: Response, mesh: string | undefined) {
+async function listServiceInsights(ctx: ApiContext, pages: AssembledPages, req: Request, res: Response, mesh: string | undefined) {
   const insights = await readInsights(ctx, req);
   const page = parsePage(req, 'Could not paginate resources');
   const services = insights.listServices(mesh, nameFilter(req));
-  const items = pageOf(services, page).map((service) => serviceInsightJson(insights.serviceInsight(service.mesh, service.name)!));
-  sendJson(res, 200, collectionJson(items, services.length, nextPageUrl(req, page, services.length)));
+  const listed = pageOf(services, page).map((service) => insights.serviceInsight(service.mesh, service.name)!);
+  const items = pages.items(req.originalUrl, listed, () => joinItems(listed.map((insight) => encoded(insight, serviceInsightJson))));
+  sendCollection(res, items, services.length, nextPageUrl(req, page, services.length));
 }
 
 /** A service nobody names answers with empty counts; only a missing mesh is not found. */
 async function getServiceInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const insight = (await readInsights(ctx, req)).serviceInsight(params.mesh!, params.name!);
   if (!insight) throw notFound();
-  sendJson(res, 200, serviceInsightJson(insight));
+  sendEncoded(res, encoded(insight, serviceInsightJson));
 }
 
 /** `/global-insights`: how many of each global kind exist (insights left out). */
@@ -100,14 +122,16 @@ async function listZoneStatuses(ctx: ApiContext, req: Request, res: Response) {
 }
 
 export function addInsightRoutes(table: RouteTable, ctx: ApiContext): void {
+  // Pages of unchanged insights (the same objects from the aggregator) are sent as they were.
+  const pages = new AssembledPages();
   table
-    .add({ method: 'GET', path: '/mesh-insights', handler: withOperation('list', (req, res) => listMeshInsights(ctx, req, res)) })
+    .add({ method: 'GET', path: '/mesh-insights', handler: withOperation('list', (req, res) => listMeshInsights(ctx, pages, req, res)) })
     .add({ method: 'GET', path: '/mesh-insights/{name}', handler: withOperation('get', (req, res, params) => getMeshInsight(ctx, req, res, params)) })
-    .add({ method: 'GET', path: '/service-insights', handler: withOperation('list', (req, res) => listServiceInsights(ctx, req, res, undefined)) })
+    .add({ method: 'GET', path: '/service-insights', handler: withOperation('list', (req, res) => listServiceInsights(ctx, pages, req, res, undefined)) })
     .add({
       method: 'GET',
       path: '/meshes/{mesh}/service-insights',
-      handler: withOperation('list', (req, res, params) => listServiceInsights(ctx, req, res, params.mesh)),
+      handler: withOperation('list', (req, res, params) => listServiceInsights(ctx, pages, req, res, params.mesh)),
     })
     .add({
       method: 'GET',

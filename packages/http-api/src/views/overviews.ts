@@ -10,10 +10,26 @@ import { kindPaths } from '../crud.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { parseListFilter } from '../list-filters.js';
-import { collectionJson, nextPageUrl, parsePage } from '../pagination.js';
+import { AssembledPages, joinItems, sendCollection } from '../page-cache.js';
+import { nextPageUrl, parsePage } from '../pagination.js';
 import type { Params, RouteTable } from '../route-table.js';
 
 const lowerFirst = (name: string): string => name.charAt(0).toLowerCase() + name.slice(1);
+
+/**
+ * Each listed entity's overview, encoded, with the insight it was built with. Stored resources
+ * are immutable and replaced on every write, so an item is rebuilt only when its entity or its
+ * insight changed; a page is then its cached items copied together.
+ */
+const listItemOf = new WeakMap<StoredResource, { insight: StoredResource | undefined; bytes: Buffer }>();
+
+function overviewListItem(link: InsightLink, entity: StoredResource, insight: StoredResource | undefined): Buffer {
+  const cached = listItemOf.get(entity);
+  if (cached && cached.insight === insight) return cached.bytes;
+  const bytes = Buffer.from(overviewJson(link, entity, insight));
+  listItemOf.set(entity, { insight, bytes });
+  return bytes;
+}
 
 /**
  * `{type, mesh?, name, times, labels?, <entity>: spec, <insight>?: spec}`. `insight`
@@ -30,15 +46,18 @@ function overviewJson(link: InsightLink, entity: StoredResource, insight: Stored
   return `${json}}`;
 }
 
-async function listOverviews(ctx: ApiContext, link: InsightLink, template: string, req: Request, res: Response, mesh: string | undefined) {
+async function listOverviews(ctx: ApiContext, pages: AssembledPages, link: InsightLink, template: string, req: Request, res: Response, mesh: string | undefined) {
   requireAccess(identifyCaller(req, ctx.access), link.entity);
   const page = parsePage(req);
   const filter = parseListFilter(req, link.entity, template);
   const found = await ctx.manager.list({ type: link.entity.name, ...(mesh !== undefined ? { mesh } : {}), ...filter, ...page });
   // One keyed read per item of the page, never the whole insight collection.
   const insights = await Promise.all(found.items.map((entity) => ctx.manager.get(link.insight, entity.mesh, entity.name)));
-  const items = found.items.map((entity, i) => overviewJson(link, entity, insights[i]));
-  sendJson(res, 200, collectionJson(items, found.total, nextPageUrl(req, page, found.total)));
+  // A page polled again unchanged (same dataplanes, same insights) is sent as it was.
+  const items = pages.items(`${link.entity.name}\u0000${req.originalUrl}`, [...found.items, ...insights], () =>
+    joinItems(found.items.map((entity, i) => overviewListItem(link, entity, insights[i]))),
+  );
+  sendCollection(res, items, found.total, nextPageUrl(req, page, found.total));
 }
 
 async function getOverview(ctx: ApiContext, link: InsightLink, req: Request, res: Response, params: Params) {
@@ -51,6 +70,7 @@ async function getOverview(ctx: ApiContext, link: InsightLink, req: Request, res
 }
 
 export function addOverviewRoutes(table: RouteTable, ctx: ApiContext): void {
+  const pages = new AssembledPages();
   for (const link of INSIGHT_LINKS) {
     const { list } = kindPaths(link.entity);
     const legacyList = link.entity.scope === 'mesh' ? `/meshes/{mesh}/${link.legacyOverviewPath}` : `/${link.legacyOverviewPath}`;
@@ -58,7 +78,7 @@ export function addOverviewRoutes(table: RouteTable, ctx: ApiContext): void {
     // Mesh-scoped kinds also list across meshes (`/dataplanes+insights`).
     if (link.entity.scope === 'mesh') lists.push(`/${link.entity.path}/_overview`, `/${link.legacyOverviewPath}`);
     for (const path of lists) {
-      table.add({ method: 'GET', path, handler: withOperation('list', (req, res, params) => listOverviews(ctx, link, path, req, res, params.mesh)) });
+      table.add({ method: 'GET', path, handler: withOperation('list', (req, res, params) => listOverviews(ctx, pages, link, path, req, res, params.mesh)) });
     }
     for (const path of [`${list}/{name}/_overview`, `${legacyList}/{name}`]) {
       table.add({ method: 'GET', path, handler: withOperation('get', (req, res, params) => getOverview(ctx, link, req, res, params)) });

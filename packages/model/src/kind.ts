@@ -25,6 +25,8 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly selection?: 'sourcesDestinations' | 'selectors';
   /** Listed by `GET /policies`. */
   readonly inCatalogue: boolean;
+  /** A policy whose proxies `/{path}/{name}/dataplanes` lists (gateways and virtual outbounds have their own views). */
+  readonly inspectable: boolean;
   /** Modes whose REST API accepts PUT/DELETE of this kind. */
   readonly writableOn: readonly Mode[];
   /** Direction of zone sync. */
@@ -56,6 +58,7 @@ export function defineKind<Spec>(options: KindOptions<Spec>): KindDescriptor<Spe
     wireType: options.name,
     acceptedTypes: [options.wireType ?? options.name],
     inCatalogue: options.selection !== undefined,
+    inspectable: options.selection !== undefined,
     writableOn: GLOBAL_OWNED,
     sync: 'globalToZones',
     adminOnly: false,

@@ -7,6 +7,7 @@ import {
   type ExternalServiceSpec,
   meshKind,
   type MeshSpec,
+  policyKinds,
   secretKind,
   zoneEgressKind,
   type ZoneEgressSpec,
@@ -17,23 +18,8 @@ import type { AnyPolicy, DataplaneResource, ExternalServiceResource, PolicyKind 
 import type { StoredResource } from '@mesh/store';
 import type { ZoneEgressResource, ZoneIngressResource } from '@mesh/xds-renderer';
 
-/** Every policy kind the matcher reads. */
-export const MATCHED_POLICY_KINDS: readonly PolicyKind[] = [
-  'CircuitBreaker',
-  'FaultInjection',
-  'HealthCheck',
-  'MeshGateway',
-  'MeshGatewayRoute',
-  'ProxyTemplate',
-  'RateLimit',
-  'Retry',
-  'Timeout',
-  'TrafficLog',
-  'TrafficPermission',
-  'TrafficRoute',
-  'TrafficTrace',
-  'VirtualOutbound',
-];
+/** Every policy kind the matcher reads: the registry's policies. */
+export const MATCHED_POLICY_KINDS = policyKinds().map((kind) => kind.name as PolicyKind);
 
 const POLICY_KIND_NAMES: ReadonlySet<string> = new Set(MATCHED_POLICY_KINDS);
 

@@ -1,7 +1,7 @@
 // Inspection (matching-insights-xds §2): the policies matched for a dataplane, the dataplanes a
 // policy or gateway applies to, targetRef rules and the `/xds` dump of a proxy, all read from
 // the proxy configuration the control plane keeps up to date (never matched per request).
-import { DomainError, getKind, meshGatewayKind, meshGatewayRouteKind } from '@mesh/model';
+import { DomainError, getKind, meshGatewayKind, meshGatewayRouteKind, policyKinds } from '@mesh/model';
 import { type AnyPolicy, describeGateway, listAttachments, type PolicyKind } from '@mesh/policy-matcher';
 import { type MeshProxies, storedPolicyOf } from '@mesh/proxy-config';
 import type { Request, Response } from 'express';
@@ -12,21 +12,6 @@ import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { resourceJson } from '../resource-json.js';
 import type { Params, RouteTable } from '../route-table.js';
-
-/** The kinds `/{policy-path}/{name}/dataplanes` serves, as the reference's inspectable kinds. */
-const INSPECTABLE_KINDS: readonly PolicyKind[] = [
-  'CircuitBreaker',
-  'FaultInjection',
-  'HealthCheck',
-  'ProxyTemplate',
-  'RateLimit',
-  'Retry',
-  'Timeout',
-  'TrafficLog',
-  'TrafficPermission',
-  'TrafficRoute',
-  'TrafficTrace',
-];
 
 const notFound = (title: string) => new DomainError('not_found', 'Not found', { title });
 
@@ -107,8 +92,8 @@ export function addInspectRoutes(table: RouteTable, ctx: ApiContext): void {
   get('/meshes/{mesh}/dataplanes/{name}/policies', (req, res, params) => dataplanePolicies(ctx, req, res, params));
   get('/meshes/{mesh}/dataplanes/{name}/rules', (req, res, params) => dataplaneRules(ctx, req, res, params));
   get('/meshes/{mesh}/dataplanes/{name}/xds', (req, res, params) => dataplaneXds(ctx, req, res, params));
-  for (const kind of INSPECTABLE_KINDS) {
-    get(`${kindPaths(getKind(kind)).entity}/dataplanes`, (req, res, params) => policyDataplanes(ctx, kind, req, res, params));
+  for (const kind of policyKinds().filter((k) => k.inspectable)) {
+    get(`${kindPaths(kind).entity}/dataplanes`, (req, res, params) => policyDataplanes(ctx, kind.name as PolicyKind, req, res, params));
   }
   get(`${kindPaths(meshGatewayKind).entity}/dataplanes`, (req, res, params) => gatewayDataplanes(ctx, req, res, params, 'gateway'));
   get(`${kindPaths(meshGatewayRouteKind).entity}/dataplanes`, (req, res, params) => gatewayDataplanes(ctx, req, res, params, 'route'));

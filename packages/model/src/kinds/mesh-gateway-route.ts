@@ -180,6 +180,7 @@ export const meshGatewayRouteKind = defineKind({
   displayName: 'Mesh Gateway Routes',
   singularDisplayName: 'Mesh Gateway Route',
   selection: 'selectors',
+  inspectable: false,
   schema: MeshGatewayRouteSpecSchema,
   validate: validateMeshGatewayRoute,
 });

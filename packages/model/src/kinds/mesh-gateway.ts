@@ -127,6 +127,7 @@ export const meshGatewayKind = defineKind({
   displayName: 'Mesh Gateways',
   singularDisplayName: 'Mesh Gateway',
   selection: 'selectors',
+  inspectable: false,
   schema: MeshGatewaySpecSchema,
   validate: validateMeshGateway,
 });

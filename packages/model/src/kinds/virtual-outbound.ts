@@ -186,6 +186,7 @@ export const virtualOutboundKind = defineKind({
   displayName: 'Virtual Outbounds',
   singularDisplayName: 'Virtual Outbound',
   selection: 'selectors',
+  inspectable: false,
   schema: VirtualOutboundSpecSchema,
   validate: validateVirtualOutbound,
 });

@@ -53,7 +53,12 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       await store.putSetting(CLUSTER_ID_SETTING, clusterId);
     }
     const instanceId = randomUUID();
-    const manager = new ResourceManager({ store, mode, ...(zoneName ? { zoneName } : {}) });
+    const manager = new ResourceManager({
+      store,
+      mode,
+      apiReadOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
+      ...(zoneName ? { zoneName } : {}),
+    });
     if (mode !== 'zone' && !config.defaults.skipMeshCreation && !config.defaults.skipTenantResources) {
       await manager.ensureDefaultMesh();
     }
@@ -65,7 +70,6 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       insights,
       proxyConfigs,
       mode,
-      readOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
       zoneName,
       access: { localhostIsAdmin: config.apiServer.authn.localhostIsAdmin },
       corsAllowedDomains: config.apiServer.corsAllowedDomains,

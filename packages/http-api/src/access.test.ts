@@ -18,8 +18,8 @@ afterEach(async () => {
 /** A server where the test client is anonymous, holding secret `s-1` and global secret `gs-1`. */
 async function anonymous(): Promise<TestApi> {
   const api = await start({ localhostIsAdmin: false });
-  await api.manager.create(getKind('Secret'), 'default', 's-1', { data: 'aHVzaA==' });
-  await api.manager.create(getKind('GlobalSecret'), '', 'gs-1', { data: 'aHVzaA==' });
+  await api.manager.apply(getKind('Secret'), { mesh: 'default', name: 's-1' }, { type: 'Secret', mesh: 'default', name: 's-1', data: 'aHVzaA==' });
+  await api.manager.apply(getKind('GlobalSecret'), { mesh: '', name: 'gs-1' }, { type: 'GlobalSecret', name: 'gs-1', data: 'aHVzaA==' });
   return api;
 }
 

@@ -1,15 +1,9 @@
-// Who is calling (rest-contract §1 "Auth"): localhost is admin unless configured otherwise;
-// secrets are for admins only.
-import { DomainError, type AnyKind } from '@mesh/model';
+// Who is calling (rest-contract §1 "Auth"): localhost is admin unless configured otherwise.
+import { DomainError } from '@mesh/model';
+import { ADMIN, ANONYMOUS, type Caller } from '@mesh/resource-manager';
 import type { Request } from 'express';
 
-export interface Caller {
-  name: string;
-  groups: string[];
-}
-
-export const ADMIN: Caller = { name: 'mesh-system:admin', groups: ['mesh-system:admin', 'mesh-system:authenticated'] };
-export const ANONYMOUS: Caller = { name: 'mesh-system:anonymous', groups: ['mesh-system:unauthenticated'] };
+export { ADMIN, ANONYMOUS, requireAccess, type Caller } from '@mesh/resource-manager';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -29,14 +23,4 @@ export function identifyCaller(req: Request, options: AccessOptions): Caller {
     throw new DomainError('unauthenticated', 'Unauthenticated', { title: 'Invalid authentication data' });
   }
   return ANONYMOUS;
-}
-
-const isAdmin = (caller: Caller) => caller.name === ADMIN.name || caller.groups.includes(ADMIN.name);
-
-/** Refuses non-admins on admin-only kinds (403, before any lookup). */
-export function requireAccess(caller: Caller, kind: AnyKind): void {
-  if (!kind.adminOnly || isAdmin(caller)) return;
-  throw new DomainError('forbidden', `user "${caller.name}/${caller.groups.join(',')}" cannot access the resource of type "${kind.name}"`, {
-    title: 'Access Denied',
-  });
 }

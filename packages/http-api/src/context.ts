@@ -1,5 +1,5 @@
 import type { InsightAggregator } from '@mesh/insights';
-import type { AnyKind, Mode } from '@mesh/model';
+import type { Mode } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { AccessOptions } from './access.js';
@@ -27,8 +27,6 @@ export interface ApiContext {
   /** Matched policies and rendered configuration of every proxy, kept up to date from store changes. */
   proxyConfigs: ProxyConfigService;
   mode: Mode;
-  /** `apiServer.readOnly`, or a Kubernetes environment: every kind refuses writes. */
-  readOnly: boolean;
   zoneName: string | undefined;
   access: AccessOptions;
   corsAllowedDomains: readonly string[];
@@ -37,5 +35,3 @@ export interface ApiContext {
   /** The effective configuration as `/config` shows it, secret values already masked. */
   effectiveConfig: Record<string, unknown>;
 }
-
-export const isWritable = (ctx: ApiContext, kind: AnyKind): boolean => !ctx.readOnly && kind.writableOn.includes(ctx.mode);

@@ -1,5 +1,5 @@
 // The standard error body (rest-contract §2) and the one place domain errors become HTTP.
-import { DomainError, type ErrorCode, type Violation } from '@mesh/model';
+import { DomainError, WRITE_TITLES, type ErrorCode, type Violation } from '@mesh/model';
 import type { Response } from 'express';
 
 export interface ErrorBody {
@@ -46,8 +46,8 @@ export const OPERATION_TITLES: Record<Operation, string> = {
   get: 'Could not retrieve a resource',
   list: 'Could not retrieve resources',
   process: 'Could not process a resource',
-  create: 'Could not create a resource',
-  update: 'Could not update a resource',
+  create: WRITE_TITLES.create,
+  update: WRITE_TITLES.update,
   delete: 'Could not delete a resource',
 };
 
@@ -71,5 +71,4 @@ export function sendDomainError(res: Response, operation: Operation, error: Doma
   sendError(res, STATUS_BY_CODE[error.code], error.title ?? OPERATION_TITLES[operation], error.message, error.violations);
 }
 
-export const badRequest = (detail: string) => new DomainError('bad_request', detail, { title: 'Bad Request' });
-export const methodNotAllowed = () => new DomainError('method_not_allowed', 'Method not allowed', { title: 'Method not Allowed' });
+export { badRequest, methodNotAllowed } from '@mesh/model';

@@ -1,5 +1,5 @@
 // Query filters of resource lists (rest-contract §4.3): `name`, `tag`, `gateway`.
-import { DomainError, type AnyKind } from '@mesh/model';
+import { invalidResource, type AnyKind } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import type { Request } from 'express';
 import { queryValues } from './query.js';
@@ -50,9 +50,7 @@ export function parseListFilter(req: Request, kind: AnyKind, routeTemplate: stri
   if (gatewayType) {
     const gateway = (queryValues(req.query.gateway)[0] ?? '').toLowerCase();
     if (gateway !== '' && !GATEWAY_FILTERS.has(gateway)) {
-      throw new DomainError('bad_request', 'Resource is not valid', {
-        violations: [{ field: `${routeTemplate}.gateway`, message: `shoud use \`true\`, \`false\`, 'builtin' or 'delegated' instead of ${gateway}` }],
-      });
+      throw invalidResource([{ field: `${routeTemplate}.gateway`, message: `shoud use \`true\`, \`false\`, 'builtin' or 'delegated' instead of ${gateway}` }]);
     }
     if (gateway === 'true') predicates.push((spec) => gatewayType(spec) !== undefined);
     else if (gateway === 'false') predicates.push((spec) => gatewayType(spec) === undefined);

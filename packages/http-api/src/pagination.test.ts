@@ -20,7 +20,10 @@ describe('paging', () => {
     for (const name of [...ROUTES].reverse()) await api.put(`/meshes/paging/traffic-routes/${name}`, trafficRoute(name, 'paging'));
     const permission = getKind('TrafficPermission');
     const all = [{ match: { 'mesh.io/service': '*' } }];
-    for (let i = 0; i < 105; i++) await api.manager.create(permission, 'big', `tp-${String(i).padStart(3, '0')}`, { sources: all, destinations: all });
+    for (let i = 0; i < 105; i++) {
+      const name = `tp-${String(i).padStart(3, '0')}`;
+      await api.manager.apply(permission, { mesh: 'big', name }, { type: permission.name, mesh: 'big', name, sources: all, destinations: all });
+    }
   });
   afterAll(async () => {
     await api.close();

@@ -63,7 +63,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   let now = CLOCK_START.getTime();
   const store = new SqliteResourceStore({ path: ':memory:', now: () => new Date(now) });
   const mode = options.mode ?? 'standalone';
-  const manager = new ResourceManager({ store, mode, ...(options.zoneName !== undefined ? { zoneName: options.zoneName } : {}) });
+  const manager = new ResourceManager({ store, mode, apiReadOnly: options.readOnly ?? false, ...(options.zoneName !== undefined ? { zoneName: options.zoneName } : {}) });
   if (options.defaultMesh ?? true) await manager.ensureDefaultMesh();
   const insights = new InsightAggregator({ store, now: () => new Date(now) });
   await insights.start();
@@ -72,7 +72,6 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   const ctx: ApiContext = {
     manager,
     mode,
-    readOnly: options.readOnly ?? false,
     zoneName: options.zoneName,
     access: { localhostIsAdmin: options.localhostIsAdmin ?? true },
     corsAllowedDomains: options.corsAllowedDomains ?? ['.*'],

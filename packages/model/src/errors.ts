@@ -44,8 +44,21 @@ export const invalidResource = (violations: Violation[], title?: string): Domain
 
 const describeKey = (type: string, name: string, mesh: string) => `type="${type}" name="${name}" mesh="${mesh}"`;
 
-export const resourceNotFound = (): DomainError => new DomainError('not_found', 'Not found');
+/** The one error for a resource that does not exist. */
+export const resourceNotFound = (title?: string): DomainError => new DomainError('not_found', 'Not found', title ? { title } : {});
 export const resourceAlreadyExists = (type: string, name: string, mesh: string): DomainError =>
   new DomainError('already_exists', `resource already exists: ${describeKey(type, name, mesh)}`, { title: 'Conflict' });
 export const resourceConflict = (type: string, name: string, mesh: string): DomainError =>
   new DomainError('conflict', `resource conflict: ${describeKey(type, name, mesh)}`, { title: 'Conflict' });
+
+/** A body that cannot be read as a resource of its kind. */
+export const badRequest = (detail: string): DomainError => new DomainError('bad_request', detail, { title: 'Bad Request' });
+
+/** The kind is not written here (mode, read-only API, runtime state). */
+export const methodNotAllowed = (): DomainError => new DomainError('method_not_allowed', 'Method not allowed', { title: 'Method not Allowed' });
+
+/** Titles of errors raised while a resource is being created or updated. */
+export const WRITE_TITLES = {
+  create: 'Could not create a resource',
+  update: 'Could not update a resource',
+} as const;

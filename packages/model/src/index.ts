@@ -1,6 +1,7 @@
 export * from './kind.js';
 export * from './registry.js';
 export * from './decode.js';
+export * from './resource-body.js';
 export * from './wire.js';
 export * from './validation/violations.js';
 export * from './validation/tags.js';

@@ -27,10 +27,13 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly inCatalogue: boolean;
   /** A policy whose proxies `/{path}/{name}/dataplanes` lists (gateways and virtual outbounds have their own views). */
   readonly inspectable: boolean;
-  /** Modes whose REST API accepts PUT/DELETE of this kind. */
-  readonly writableOn: readonly Mode[];
-  /** Direction of zone sync. */
-  readonly sync: 'globalToZones' | 'zoneToGlobal' | 'none';
+  /**
+   * How the kind flows between global and zones (`KDS_FLAGS`); 0 for a kind that never syncs.
+   * Which modes' REST API may write it follows from these flags too (`isWritableViaApi`).
+   */
+  readonly kdsFlags: number;
+  /** Runtime state the control plane writes itself (insights); the REST API never does. */
+  readonly readOnly: boolean;
   /** Only admins may read or write it (secrets). */
   readonly adminOnly: boolean;
   /** Zone names must be one DNS label (synced names are `<zone>.<name>`). */
@@ -50,7 +53,39 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
 export type KindOptions<Spec> = Pick<KindDescriptor<Spec>, 'name' | 'path' | 'scope' | 'displayName' | 'singularDisplayName' | 'schema' | 'validate'> &
   Partial<Omit<KindDescriptor<Spec>, 'name' | 'path' | 'scope' | 'displayName' | 'singularDisplayName' | 'schema' | 'validate'>>;
 
-const GLOBAL_OWNED: readonly Mode[] = ['standalone', 'global'];
+/**
+ * Sync flags as the reference spells them: who provides a kind (its source of truth, where the
+ * REST API may write it) and who consumes it (where zone sync writes copies). See docs/multizone.md.
+ */
+export const KDS_FLAGS = {
+  consumedByZone: 1,
+  consumedByGlobal: 1 << 2,
+  providedByZone: 1 << 3,
+  providedByGlobal: 1 << 4,
+  fromZoneToGlobal: (1 << 2) | (1 << 3),
+  fromGlobalToZone: (1 << 4) | 1,
+} as const;
+
+const hasFlag = (kind: { kdsFlags: number }, flag: number): boolean => (kind.kdsFlags & flag) !== 0;
+
+/**
+ * Whether the REST API of a control plane in `mode` accepts writes of this kind: never for
+ * runtime state or a read-only API; on a global only what the global provides, on a zone only
+ * what zones provide; a kind that never syncs is writable in every mode.
+ */
+export function isWritableViaApi(kind: Pick<KindDescriptor, 'kdsFlags' | 'readOnly'>, mode: Mode, apiReadOnly = false): boolean {
+  if (apiReadOnly || kind.readOnly) return false;
+  if (kind.kdsFlags === 0 || mode === 'standalone') return true;
+  return hasFlag(kind, mode === 'global' ? KDS_FLAGS.providedByGlobal : KDS_FLAGS.providedByZone);
+}
+
+/** The global sends it to zones. */
+export const syncsGlobalToZone = (kind: Pick<KindDescriptor, 'kdsFlags'>): boolean =>
+  hasFlag(kind, KDS_FLAGS.providedByGlobal) && hasFlag(kind, KDS_FLAGS.consumedByZone);
+
+/** Zones send it to the global. */
+export const syncsZoneToGlobal = (kind: Pick<KindDescriptor, 'kdsFlags'>): boolean =>
+  hasFlag(kind, KDS_FLAGS.providedByZone) && hasFlag(kind, KDS_FLAGS.consumedByGlobal);
 
 /** Declares a kind; defaults fit a policy written on the global and synced to zones. */
 export function defineKind<Spec>(options: KindOptions<Spec>): KindDescriptor<Spec> {
@@ -59,8 +94,8 @@ export function defineKind<Spec>(options: KindOptions<Spec>): KindDescriptor<Spe
     acceptedTypes: [options.wireType ?? options.name],
     inCatalogue: options.selection !== undefined,
     inspectable: options.selection !== undefined,
-    writableOn: GLOBAL_OWNED,
-    sync: 'globalToZones',
+    kdsFlags: KDS_FLAGS.fromGlobalToZone,
+    readOnly: false,
     adminOnly: false,
     nameIsDnsLabel: false,
     ...options,

@@ -2,7 +2,7 @@
 // the mesh) and `provided` (the operator's CA, read from a data source).
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { DomainError, fieldPath, indexPath, isDomainName, type Violation } from '@mesh/model';
+import { fieldPath, indexPath, invalidResource, isDomainName, type Violation } from '@mesh/model';
 import type { NewResource } from '@mesh/store';
 import * as x509 from '@peculiar/x509';
 import { generate } from 'selfsigned';
@@ -133,9 +133,7 @@ export async function validateMtlsBackends(ctx: ManagerContext, mesh: string, mt
 /** Refuses swapping the CA of a mesh whose mTLS stays enabled. */
 export function checkCaChange(current: MeshMtls, next: MeshMtls): void {
   if (current.enabledBackend && next.enabledBackend && current.enabledBackend !== next.enabledBackend) {
-    throw new DomainError('invalid', 'Resource is not valid', {
-      violations: [{ field: 'mtls.enabledBackend', message: 'Changing CA when mTLS is enabled is forbidden. Disable mTLS first and then change the CA' }],
-    });
+    throw invalidResource([{ field: 'mtls.enabledBackend', message: 'Changing CA when mTLS is enabled is forbidden. Disable mTLS first and then change the CA' }]);
   }
 }
 

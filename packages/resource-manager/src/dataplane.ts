@@ -1,4 +1,4 @@
-import { checkDataplaneConstraints, DomainError, ZONE_TAG, type DataplaneSpec } from '@mesh/model';
+import { checkDataplaneConstraints, invalidResource, ZONE_TAG, type DataplaneSpec } from '@mesh/model';
 import type { ResourceKey } from '@mesh/store';
 import type { KindHooks, ManagerContext, Spec } from './hooks.js';
 
@@ -30,7 +30,7 @@ async function checkMembership(ctx: ManagerContext, key: ResourceKey, spec: Spec
   const constraints = mesh ? (JSON.parse(mesh.spec) as { constraints?: Parameters<typeof checkDataplaneConstraints>[2] }).constraints : undefined;
   if (constraints) {
     const violations = checkDataplaneConstraints(key.mesh, defaulted as DataplaneSpec, constraints);
-    if (violations.length > 0) throw new DomainError('invalid', 'Resource is not valid', { violations });
+    if (violations.length > 0) throw invalidResource(violations);
   }
   return defaulted;
 }

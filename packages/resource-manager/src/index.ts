@@ -1,2 +1,3 @@
-export { ResourceManager, type ResourceManagerOptions, type WriteResult } from './manager.js';
+export { ResourceManager, type KindKey, type ResourceManagerOptions, type WriteOptions, type WriteOrigin, type WriteResult } from './manager.js';
+export { ADMIN, ANONYMOUS, isAdmin, requireAccess, type Caller } from './access.js';
 export type { Spec } from './hooks.js';

@@ -1,4 +1,5 @@
 import { getKind } from '@mesh/model';
+import type { StoredResource } from '@mesh/store';
 import { SqliteResourceStore } from '@mesh/store';
 import { generate } from 'selfsigned';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,12 @@ async function setup(mode: 'standalone' | 'global' | 'zone' = 'standalone', zone
   const manager = new ResourceManager({ store, mode, ...(zoneName ? { zoneName } : {}) });
   return { store, manager };
 }
+
+/** Writes through the one write path, as the API would with this body. */
+const put = (manager: ResourceManager, type: string, mesh: string, name: string, spec: Record<string, unknown>) =>
+  manager.apply(kind(type), { mesh, name }, { type, ...(kind(type).scope === 'mesh' ? { mesh } : {}), name, ...spec });
+const update = (manager: ResourceManager, type: string, current: StoredResource, spec: Record<string, unknown>) => put(manager, type, current.mesh, current.name, spec);
+const remove = (manager: ResourceManager, type: string, current: StoredResource) => manager.remove(kind(type), current);
 
 const names = async (store: SqliteResourceStore, type: string, mesh: string) =>
   (await store.list({ type, mesh, offset: 0, size: 0 })).items.map((r) => r.name);
@@ -31,7 +38,7 @@ async function caPair() {
 describe('ResourceManager', () => {
   it('creates a mesh with the default policies and the token signing key', async () => {
     const { store, manager } = await setup();
-    await manager.create(kind('Mesh'), '', 'm1', {});
+    await put(manager, 'Mesh', '', 'm1', {});
     expect(await names(store, 'TrafficPermission', 'm1')).toEqual(['allow-all-m1']);
     expect(await names(store, 'TrafficRoute', 'm1')).toEqual(['route-all-m1']);
     expect(await names(store, 'Timeout', 'm1')).toEqual(['timeout-all-m1']);
@@ -48,8 +55,8 @@ describe('ResourceManager', () => {
 
   it('skips the initial policies a mesh names, or all of them with *', async () => {
     const { store, manager } = await setup();
-    await manager.create(kind('Mesh'), '', 'some', { skipCreatingInitialPolicies: ['TrafficRoute', 'Retry'] });
-    await manager.create(kind('Mesh'), '', 'none', { skipCreatingInitialPolicies: ['*'] });
+    await put(manager, 'Mesh', '', 'some', { skipCreatingInitialPolicies: ['TrafficRoute', 'Retry'] });
+    await put(manager, 'Mesh', '', 'none', { skipCreatingInitialPolicies: ['*'] });
     expect(await names(store, 'TrafficRoute', 'some')).toEqual([]);
     expect(await names(store, 'Retry', 'some')).toEqual([]);
     expect(await names(store, 'Timeout', 'some')).toEqual(['timeout-all-some']);
@@ -58,7 +65,7 @@ describe('ResourceManager', () => {
 
   it('generates a builtin CA as two secrets of the mesh', async () => {
     const { store, manager } = await setup();
-    await manager.create(kind('Mesh'), '', 'secure', { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
+    await put(manager, 'Mesh', '', 'secure', { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
     const cert = await store.get({ type: 'Secret', mesh: 'secure', name: 'secure.ca-builtin-cert-ca-1' });
     const key = await store.get({ type: 'Secret', mesh: 'secure', name: 'secure.ca-builtin-key-ca-1' });
     expect(Buffer.from(JSON.parse(cert!.spec).data, 'base64').toString()).toMatch(/^-----BEGIN CERTIFICATE-----/);
@@ -67,7 +74,7 @@ describe('ResourceManager', () => {
 
   it('refuses an mTLS backend type without a CA plugin', async () => {
     const { manager } = await setup();
-    await expect(manager.create(kind('Mesh'), '', 'm', { mtls: { backends: [{ name: 'x', type: 'vault' }] } })).rejects.toMatchObject({
+    await expect(put(manager, 'Mesh', '', 'm', { mtls: { backends: [{ name: 'x', type: 'vault' }] } })).rejects.toMatchObject({
       code: 'invalid',
       violations: [{ field: 'mtls.backends[0].type', message: 'could not find installed plugin for this type' }],
     });
@@ -75,10 +82,10 @@ describe('ResourceManager', () => {
 
   it('checks a provided CA: secrets must exist in the mesh, and form a CA key pair', async () => {
     const { store, manager } = await setup();
-    await manager.create(kind('Mesh'), '', 'm', {});
+    await put(manager, 'Mesh', '', 'm', {});
     const provided = { mtls: { enabledBackend: 'ca', backends: [{ name: 'ca', type: 'provided', conf: { cert: { secret: 'c' }, key: { secret: 'k' } } }] } };
     const current = async () => (await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!;
-    await expect(manager.update(kind('Mesh'), await current(), provided)).rejects.toMatchObject({
+    await expect(update(manager, 'Mesh', await current(), provided)).rejects.toMatchObject({
       violations: [
         { field: 'mtls.backends[0].conf.cert', message: 'could not load data: Resource not found: type="Secret" name="k" mesh="m"' },
         { field: 'mtls.backends[0].conf.key', message: 'could not load data: Resource not found: type="Secret" name="k" mesh="m"' },
@@ -87,17 +94,17 @@ describe('ResourceManager', () => {
 
     const pair = await caPair();
     const other = await caPair();
-    await manager.create(kind('Secret'), 'm', 'c', { data: pair.cert });
-    await manager.create(kind('Secret'), 'm', 'k', { data: other.key });
-    await expect(manager.update(kind('Mesh'), await current(), provided)).rejects.toMatchObject({
+    await put(manager, 'Secret', 'm', 'c', { data: pair.cert });
+    await put(manager, 'Secret', 'm', 'k', { data: other.key });
+    await expect(update(manager, 'Mesh', await current(), provided)).rejects.toMatchObject({
       violations: [{ field: 'mtls.backends[0].conf.cert', message: expect.stringMatching(/^not a valid TLS key pair: /) }],
     });
 
-    await manager.update(kind('Secret'), (await store.get({ type: 'Secret', mesh: 'm', name: 'k' }))!, { data: pair.key });
-    await manager.update(kind('Mesh'), await current(), provided);
+    await update(manager, 'Secret', (await store.get({ type: 'Secret', mesh: 'm', name: 'k' }))!, { data: pair.key });
+    await update(manager, 'Mesh', await current(), provided);
     expect(JSON.parse((await current()).spec).mtls.enabledBackend).toBe('ca');
 
-    await expect(manager.delete(kind('Secret'), (await store.get({ type: 'Secret', mesh: 'm', name: 'c' }))!)).rejects.toMatchObject({
+    await expect(remove(manager, 'Secret', (await store.get({ type: 'Secret', mesh: 'm', name: 'c' }))!)).rejects.toMatchObject({
       violations: [
         {
           field: 'name',
@@ -110,18 +117,24 @@ describe('ResourceManager', () => {
 
   it('refuses to swap the CA of a mesh whose mTLS stays on', async () => {
     const { store, manager } = await setup();
-    const two = { backends: [{ name: 'a', type: 'builtin' }, { name: 'b', type: 'builtin' }] };
-    await manager.create(kind('Mesh'), '', 'm', { mtls: { enabledBackend: 'a', backends: [{ name: 'a', type: 'builtin' }] } });
+    await put(manager, 'Mesh', '', 'm', { mtls: { enabledBackend: 'a', backends: [{ name: 'a', type: 'builtin' }] } });
     const current = (await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!;
-    await expect(manager.update(kind('Mesh'), current, { mtls: { ...two, enabledBackend: 'b' } })).rejects.toMatchObject({
+    await expect(update(manager, 'Mesh', current, { mtls: { backends: [{ name: 'b', type: 'builtin' }], enabledBackend: 'b' } })).rejects.toMatchObject({
       violations: [{ field: 'mtls.enabledBackend', message: 'Changing CA when mTLS is enabled is forbidden. Disable mTLS first and then change the CA' }],
     });
   });
 
   it('refuses a resource in a mesh that does not exist, for every mesh-scoped kind', async () => {
     const { manager } = await setup();
-    for (const name of ['TrafficRoute', 'Secret', 'ExternalService', 'RateLimit', 'Dataplane']) {
-      await expect(manager.create(kind(name), 'ghost', 'x', {})).rejects.toMatchObject({
+    const valid: Record<string, Record<string, unknown>> = {
+      TrafficRoute: { sources: ALL, destinations: ALL, conf: { destination: { 'mesh.io/service': '*' } } },
+      Secret: { data: 'YQ==' },
+      ExternalService: { networking: { address: 'a.b:80' }, tags: { 'mesh.io/service': 'es' } },
+      RateLimit: { sources: ALL, destinations: ALL, conf: { http: { requests: 10, interval: '1s' } } },
+      Dataplane: { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } },
+    };
+    for (const [name, spec] of Object.entries(valid)) {
+      await expect(put(manager, name, 'ghost', 'x', spec)).rejects.toMatchObject({
         code: 'mesh_not_found',
         message: 'Mesh is not found',
         violations: [{ field: 'mesh', message: 'mesh of name ghost is not found' }],
@@ -131,31 +144,31 @@ describe('ResourceManager', () => {
 
   it('deletes a mesh with everything it owns, but not while dataplanes are in it', async () => {
     const { store, manager } = await setup();
-    await manager.create(kind('Mesh'), '', 'm', {});
-    await manager.create(kind('ExternalService'), 'm', 'es', { networking: { address: 'a.b:80' }, tags: { 'mesh.io/service': 'es' } });
-    await manager.create(kind('Secret'), 'm', 's', { data: 'YQ==' });
-    await manager.create(kind('Dataplane'), 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } });
+    await put(manager, 'Mesh', '', 'm', {});
+    await put(manager, 'ExternalService', 'm', 'es', { networking: { address: 'a.b:80' }, tags: { 'mesh.io/service': 'es' } });
+    await put(manager, 'Secret', 'm', 's', { data: 'YQ==' });
+    await put(manager, 'Dataplane', 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } });
     const mesh = (await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!;
-    await expect(manager.delete(kind('Mesh'), mesh)).rejects.toMatchObject({
+    await expect(remove(manager, 'Mesh', mesh)).rejects.toMatchObject({
       violations: [{ field: 'mesh', message: 'unable to delete mesh, there are still some dataplanes attached' }],
     });
-    await manager.delete(kind('Dataplane'), (await store.get({ type: 'Dataplane', mesh: 'm', name: 'dp' }))!);
-    await manager.delete(kind('Mesh'), mesh);
+    await remove(manager, 'Dataplane', (await store.get({ type: 'Dataplane', mesh: 'm', name: 'dp' }))!);
+    await remove(manager, 'Mesh', mesh);
     for (const type of ['ExternalService', 'Secret', 'TrafficRoute', 'TrafficPermission']) expect(await store.count(type, 'm')).toBe(0);
   });
 
   it("refuses a dataplane the mesh's constraints exclude", async () => {
     const { manager } = await setup();
-    await manager.create(kind('Mesh'), '', 'm', { constraints: { dataplaneProxy: { requirements: [{ tags: { team: 'a' } }] } } });
+    await put(manager, 'Mesh', '', 'm', { constraints: { dataplaneProxy: { requirements: [{ tags: { team: 'a' } }] } } });
     await expect(
-      manager.create(kind('Dataplane'), 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web', team: 'b' } }] } }),
+      put(manager, 'Dataplane', 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web', team: 'b' } }] } }),
     ).rejects.toMatchObject({ code: 'invalid', violations: [{ field: 'networking', message: expect.stringMatching(/^dataplane cannot be a member of mesh "m" because its tags/) }] });
   });
 
   it('tags the inbounds of a dataplane created on a zone with the zone', async () => {
     const { store, manager } = await setup('zone', 'east');
     await store.create({ type: 'Mesh', mesh: '', name: 'm', spec: '{}' });
-    await manager.create(kind('Dataplane'), 'm', 'dp', {
+    await put(manager, 'Dataplane', 'm', 'dp', {
       networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' }, serviceProbe: {} }] },
     });
     const stored = JSON.parse((await store.get({ type: 'Dataplane', mesh: 'm', name: 'dp' }))!.spec);
@@ -164,28 +177,28 @@ describe('ResourceManager', () => {
 
   it('keeps rate limits on external services to service-only destinations, both ways', async () => {
     const { manager } = await setup();
-    await manager.create(kind('Mesh'), '', 'm', {});
-    await manager.create(kind('ExternalService'), 'm', 'es', { networking: { address: 'a.b:80' }, tags: { 'mesh.io/service': 'ext' } });
+    await put(manager, 'Mesh', '', 'm', {});
+    await put(manager, 'ExternalService', 'm', 'es', { networking: { address: 'a.b:80' }, tags: { 'mesh.io/service': 'ext' } });
     const mixed = { sources: ALL, destinations: [{ match: { 'mesh.io/service': 'ext', version: 'v1' } }], conf: {} };
-    await expect(manager.create(kind('RateLimit'), 'm', 'rl', mixed)).rejects.toMatchObject({
+    await expect(put(manager, 'RateLimit', 'm', 'rl', mixed)).rejects.toMatchObject({
       violations: [{ field: 'ratelimit', message: 'RateLimit applied to external service only supports mesh.io/service as destination match' }],
     });
-    await expect(manager.create(kind('RateLimit'), 'm', 'rl', { ...mixed, destinations: [{ match: { 'mesh.io/service': '*', version: 'v1' } }] })).rejects.toMatchObject({
+    await expect(put(manager, 'RateLimit', 'm', 'rl', { ...mixed, destinations: [{ match: { 'mesh.io/service': '*', version: 'v1' } }] })).rejects.toMatchObject({
       code: 'invalid',
     });
-    await manager.create(kind('RateLimit'), 'm', 'rl2', { sources: ALL, destinations: [{ match: { 'mesh.io/service': 'other', version: 'v1' } }], conf: {} });
-    await manager.create(kind('RateLimit'), 'm', 'rl3', { sources: ALL, destinations: [{ match: { 'mesh.io/service': 'new', version: 'v1' } }], conf: {} });
-    await expect(manager.create(kind('ExternalService'), 'm', 'es2', { networking: { address: 'c.d:80' }, tags: { 'mesh.io/service': 'new' } })).rejects.toMatchObject({
+    await put(manager, 'RateLimit', 'm', 'rl2', { sources: ALL, destinations: [{ match: { 'mesh.io/service': 'other', version: 'v1' } }], conf: {} });
+    await put(manager, 'RateLimit', 'm', 'rl3', { sources: ALL, destinations: [{ match: { 'mesh.io/service': 'new', version: 'v1' } }], conf: {} });
+    await expect(put(manager, 'ExternalService', 'm', 'es2', { networking: { address: 'c.d:80' }, tags: { 'mesh.io/service': 'new' } })).rejects.toMatchObject({
       violations: [{ field: 'externalservice', message: "ExternalService would match RateLimit 'rl3' which includes incompatible destination matches" }],
     });
   });
 
   it('deletes the insight of a deleted dataplane', async () => {
     const { store, manager } = await setup();
-    await manager.create(kind('Mesh'), '', 'm', {});
-    await manager.create(kind('Dataplane'), 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } });
+    await put(manager, 'Mesh', '', 'm', {});
+    await put(manager, 'Dataplane', 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } });
     await store.create({ type: 'DataplaneInsight', mesh: 'm', name: 'dp', spec: '{}' });
-    await manager.delete(kind('Dataplane'), (await store.get({ type: 'Dataplane', mesh: 'm', name: 'dp' }))!);
+    await remove(manager, 'Dataplane', (await store.get({ type: 'Dataplane', mesh: 'm', name: 'dp' }))!);
     expect(await store.get({ type: 'DataplaneInsight', mesh: 'm', name: 'dp' })).toBeUndefined();
   });
 

@@ -1,5 +1,36 @@
-import { dataplaneKind, DomainError, externalServiceKind, INSIGHT_LINKS, meshKind, rateLimitKind, secretKind, type AnyKind, type Mode } from '@mesh/model';
+// The one write path of every resource: the REST API, the control plane's own subsystems and
+// zone sync all write through `apply` and `remove`. See README.md for the steps in order.
+import {
+  checkMeshName,
+  checkResourceName,
+  CONTROL_PLANE_LABELS,
+  dataplaneKind,
+  DomainError,
+  externalServiceKind,
+  INSIGHT_LINKS,
+  invalidResource,
+  isDnsLabel,
+  isWritableViaApi,
+  labelViolations,
+  meshKind,
+  methodNotAllowed,
+  NAME_MESSAGES,
+  ORIGIN_LABEL,
+  rateLimitKind,
+  readResourceBody,
+  resourceNotFound,
+  secretKind,
+  syncsGlobalToZone,
+  syncsZoneToGlobal,
+  WRITE_TITLES,
+  ZONE_LABEL,
+  type AnyKind,
+  type Mode,
+  type ResourceMeta,
+  type Violation,
+} from '@mesh/model';
 import type { ListPage, ListQuery, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
+import { requireAccess, type Caller } from './access.js';
 import { dataplaneHooks } from './dataplane.js';
 import type { HooksByKind, KindHooks, ManagerContext, Spec } from './hooks.js';
 import { meshHooks } from './mesh.js';
@@ -15,23 +46,47 @@ const HOOKS: HooksByKind = new Map<string, KindHooks>([
   [externalServiceKind.name, externalServiceHooks],
 ]);
 
+const NO_HOOKS: KindHooks = {};
+
+/** Synced names are `<zone>.<name>`; a zone keeps its own names short enough for that. */
+const MAX_SYNCED_NAME = 253;
+
+/**
+ * Where a write comes from: this control plane (its API or its own subsystems), the global (zone
+ * sync on a zone), or a zone (zone sync on the global).
+ */
+export type WriteOrigin = 'local' | 'global' | { zone: string };
+
+export interface WriteOptions {
+  /** The API caller; absent for the control plane's own writes (defaults, insights, keys, sync). */
+  caller?: Caller;
+  /** `local` by default. */
+  origin?: WriteOrigin;
+}
+
 export interface ResourceManagerOptions {
   store: ResourceStore;
   mode: Mode;
   zoneName?: string;
+  /** `apiServer.readOnly` or a Kubernetes environment: the API writes nothing. */
+  apiReadOnly?: boolean;
 }
 
 export interface WriteResult {
+  /** False when an existing resource was updated. */
+  created: boolean;
   resource: StoredResource;
   warnings: string[];
 }
 
-const NO_HOOKS: KindHooks = {};
+/** The key of a resource of a known kind: `mesh` is ignored for global kinds. */
+export type KindKey = { mesh: string; name: string };
 
 /**
- * Writes resources with the rules that span more than one resource: the owning mesh must exist,
- * a mesh brings its defaults and takes what it owns when deleted, guards refuse unsafe deletes.
- * Spec validation has already happened (it needs no store).
+ * Decodes, validates and writes resources with every rule that spans more than the body: names
+ * and meta, which mode and origin may write a kind, access, defaults, and the cross-resource
+ * rules of each kind (the owning mesh must exist, a mesh brings its defaults and takes what it
+ * owns when deleted, guards refuse unsafe deletes).
  */
 export class ResourceManager {
   private readonly ctx: ManagerContext;
@@ -44,6 +99,15 @@ export class ResourceManager {
     return this.options.store;
   }
 
+  get mode(): Mode {
+    return this.options.mode;
+  }
+
+  /** Whether the REST API accepts writes of this kind on this control plane. */
+  isWritableViaApi(kind: AnyKind): boolean {
+    return isWritableViaApi(kind, this.options.mode, this.options.apiReadOnly);
+  }
+
   get(kind: AnyKind, mesh: string, name: string): Promise<StoredResource | undefined> {
     return this.options.store.get(keyOf(kind, mesh, name));
   }
@@ -52,34 +116,122 @@ export class ResourceManager {
     return this.options.store.list(query);
   }
 
-  async create(kind: AnyKind, mesh: string, name: string, spec: Spec): Promise<WriteResult> {
-    const key = keyOf(kind, mesh, name);
-    if (kind.scope === 'mesh') await this.requireMesh(mesh);
+  /**
+   * Creates or updates a resource from its wire body, in the reference's order of checks:
+   * mode and origin (405), body decoding (400), spec rules, name and meta rules (400 with every
+   * violation), access (403), then defaults, the kind's rules and the store write.
+   */
+  async apply(kind: AnyKind, at: KindKey, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
+    const origin = options.origin ?? 'local';
+    this.requireWritable(kind, origin, options.caller);
+    const { meta, labels, spec } = readResourceBody(kind, body);
+    const specViolations = kind.validate(spec);
+    if (specViolations.length > 0) throw invalidResource(specViolations);
+
+    const key = keyOf(kind, at.mesh, at.name);
+    const current = await this.options.store.get(key);
+    if (origin === 'local') {
+      const violations = [...this.metaViolations(kind, key, meta, current === undefined), ...labelViolations(labels)];
+      if (violations.length > 0) throw invalidResource(violations);
+    }
+    if (options.caller) requireAccess(options.caller, kind);
+
+    const stored = { ...withoutControlPlaneLabels(labels), ...originLabels(origin) };
+    if (origin !== 'local') return this.writeSynced(kind, key, spec, stored, current);
+    return current
+      ? withTitle(WRITE_TITLES.update, () => this.update(kind, current, spec, stored))
+      : withTitle(WRITE_TITLES.create, () => this.create(kind, key, spec, stored));
+  }
+
+  /** Deletes a resource with its kind's guards and cascades; a proxy's or zone's insight goes along. */
+  async remove(kind: AnyKind, at: KindKey, options: WriteOptions = {}): Promise<void> {
+    const origin = options.origin ?? 'local';
+    this.requireWritable(kind, origin, options.caller);
+    const key = keyOf(kind, at.mesh, at.name);
+    const current = await this.options.store.get(key);
+    if (!current) throw resourceNotFound();
+    if (options.caller) requireAccess(options.caller, kind);
+    const hooks = origin === 'local' ? (HOOKS.get(kind.name) ?? NO_HOOKS) : NO_HOOKS;
+    await hooks.beforeDelete?.(this.ctx, current);
+    if (hooks.delete) await hooks.delete(this.ctx, key);
+    else await this.options.store.delete(key);
+    await this.deleteInsightOf(kind, key);
+  }
+
+  /** Creates mesh `default` (with its defaults) unless it exists. */
+  async ensureDefaultMesh(): Promise<void> {
+    if (await this.get(meshKind, '', 'default')) return;
+    try {
+      await this.apply(meshKind, { mesh: '', name: 'default' }, { type: meshKind.name, name: 'default' });
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === 'already_exists')) throw error;
+    }
+  }
+
+  /**
+   * The API writes what this mode provides (405 otherwise); zone sync writes what flows its way:
+   * on a zone what the global sends, on the global what zones send.
+   */
+  private requireWritable(kind: AnyKind, origin: WriteOrigin, caller: Caller | undefined): void {
+    if (origin === 'local') {
+      if (caller && !this.isWritableViaApi(kind)) throw methodNotAllowed();
+      return;
+    }
+    const flows = origin === 'global' ? this.options.mode === 'zone' && syncsGlobalToZone(kind) : this.options.mode === 'global' && syncsZoneToGlobal(kind);
+    if (!flows) {
+      const from = origin === 'global' ? 'the global control plane' : `zone ${origin.zone}`;
+      throw new DomainError('bad_request', `${kind.name} is not synced from ${from} to a ${this.options.mode} control plane`, { title: 'Bad Request' });
+    }
+  }
+
+  /** Meta checks, accumulated in the reference's order (rest-contract §3.3 step 5). */
+  private metaViolations(kind: AnyKind, key: ResourceKey, meta: ResourceMeta, creating: boolean): Violation[] {
+    const violations: Violation[] = [];
+    if (key.name !== meta.name) violations.push({ field: 'name', message: 'name from the URL has to be the same as in body' });
+    const zoneName = this.options.mode === 'zone' ? this.options.zoneName : undefined;
+    if (zoneName !== undefined && `${zoneName}.${key.name}`.length >= MAX_SYNCED_NAME) {
+      violations.push({ field: 'name', message: 'the length of the name must be shorter' });
+    }
+    if (!kind.acceptedTypes.includes(meta.type)) violations.push({ field: 'type', message: 'type from the URL has to be the same as in body' });
+    if (kind.scope === 'mesh' && key.mesh !== meta.mesh) violations.push({ field: 'mesh', message: 'mesh from the URL has to be the same as in body' });
+    const nameProblem = checkResourceName(meta.name, creating);
+    if (nameProblem) violations.push({ field: 'name', message: nameProblem });
+    else if (creating && kind.nameIsDnsLabel && !isDnsLabel(meta.name)) violations.push({ field: 'name', message: NAME_MESSAGES.dnsLabel });
+    if (kind.scope === 'mesh') {
+      const meshProblem = checkMeshName(meta.mesh);
+      if (meshProblem) violations.push({ field: 'mesh', message: meshProblem });
+    }
+    return violations;
+  }
+
+  private async create(kind: AnyKind, key: ResourceKey, spec: Spec, labels: Record<string, string>): Promise<WriteResult> {
+    if (kind.scope === 'mesh') await this.requireMesh(key.mesh);
     const hooks = HOOKS.get(kind.name) ?? NO_HOOKS;
     const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
     const toStore = hooks.beforeCreate ? await hooks.beforeCreate(this.ctx, key, defaulted) : defaulted;
-    const resource = await this.options.store.create({ ...key, spec: JSON.stringify(toStore) });
+    const resource = await this.options.store.create({ ...key, spec: JSON.stringify(toStore), labels });
     await hooks.afterCreate?.(this.ctx, resource, toStore);
-    return { resource, warnings: [] };
+    return { created: true, resource, warnings: [] };
   }
 
-  async update(kind: AnyKind, current: StoredResource, spec: Spec): Promise<WriteResult> {
+  private async update(kind: AnyKind, current: StoredResource, spec: Spec, labels: Record<string, string>): Promise<WriteResult> {
     const key = keyOf(kind, current.mesh, current.name);
     const hooks = HOOKS.get(kind.name) ?? NO_HOOKS;
     const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
     const toStore = hooks.beforeUpdate ? await hooks.beforeUpdate(this.ctx, key, defaulted, current) : defaulted;
-    const resource = await this.options.store.update({ ...key, spec: JSON.stringify(toStore), version: current.version, labels: current.labels });
+    const resource = await this.options.store.update({ ...key, spec: JSON.stringify(toStore), version: current.version, labels });
     await hooks.afterUpdate?.(this.ctx, resource, toStore);
-    return { resource, warnings: [] };
+    return { created: false, resource, warnings: [] };
   }
 
-  async delete(kind: AnyKind, current: StoredResource): Promise<void> {
-    const hooks = HOOKS.get(kind.name) ?? NO_HOOKS;
-    await hooks.beforeDelete?.(this.ctx, current);
-    const key = keyOf(kind, current.mesh, current.name);
-    if (hooks.delete) await hooks.delete(this.ctx, key);
-    else await this.options.store.delete(key);
-    await this.deleteInsightOf(kind, key);
+  /**
+   * A copy sent by the other side is stored as sent: its sender already applied defaults and
+   * cross-resource rules, and the sender wins (docs/multizone.md).
+   */
+  private async writeSynced(kind: AnyKind, key: ResourceKey, spec: Spec, labels: Record<string, string>, current: StoredResource | undefined): Promise<WriteResult> {
+    const text = JSON.stringify(spec);
+    if (!current) return { created: true, resource: await this.options.store.create({ ...key, spec: text, labels }), warnings: [] };
+    return { created: false, resource: await this.options.store.update({ ...key, spec: text, labels, version: current.version }), warnings: [] };
   }
 
   /** A proxy's or zone's insight goes with it, so a namesake created later starts afresh. */
@@ -93,20 +245,10 @@ export class ResourceManager {
     }
   }
 
-  /** Creates mesh `default` (with its defaults) unless it exists. */
-  async ensureDefaultMesh(): Promise<void> {
-    if (await this.get(meshKind, '', 'default')) return;
-    try {
-      await this.create(meshKind, '', 'default', {});
-    } catch (error) {
-      if (!(error instanceof DomainError && error.code === 'already_exists')) throw error;
-    }
-  }
-
   private async requireMesh(mesh: string): Promise<void> {
-    if (await this.options.store.get({ type: 'Mesh', mesh: '', name: mesh })) return;
+    if (await this.options.store.get(keyOf(meshKind, '', mesh))) return;
     throw new DomainError('mesh_not_found', 'Mesh is not found', {
-      title: 'Could not create a resource',
+      title: WRITE_TITLES.create,
       violations: [{ field: 'mesh', message: `mesh of name ${mesh} is not found` }],
     });
   }
@@ -117,3 +259,28 @@ const keyOf = (kind: AnyKind, mesh: string, name: string): ResourceKey => ({
   mesh: kind.scope === 'mesh' ? mesh : '',
   name,
 });
+
+/** The labels that say where a synced copy came from. */
+function originLabels(origin: WriteOrigin): Record<string, string> {
+  if (origin === 'local') return {};
+  if (origin === 'global') return { [ORIGIN_LABEL]: 'global' };
+  return { [ORIGIN_LABEL]: 'zone', [ZONE_LABEL]: origin.zone };
+}
+
+function withoutControlPlaneLabels(labels: Record<string, string>): Record<string, string> {
+  const rest = { ...labels };
+  for (const label of CONTROL_PLANE_LABELS) delete rest[label];
+  return rest;
+}
+
+/** Errors of the kind's own rules during a create or update carry that operation's title. */
+async function withTitle<T>(title: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof DomainError && error.title === undefined) {
+      throw new DomainError(error.code, error.message, { title, violations: error.violations });
+    }
+    throw error;
+  }
+}

@@ -1,7 +1,7 @@
 // Insights (rest-contract §9.6): mesh and service insights from the running aggregates, the
 // global summaries, and the zones' status on a global control plane.
 import { zoneStatus, type MeshInsight, type ServiceInsight, type StoredZone, type StoredZoneInsight } from '@mesh/insights';
-import { DomainError, isInsightKind, KINDS, zoneInsightKind, zoneKind } from '@mesh/model';
+import { DomainError, isInsightKind, KINDS, resourceNotFound, zoneInsightKind, zoneKind } from '@mesh/model';
 import type { Request, Response } from 'express';
 import { identifyCaller } from '../access.js';
 import type { ApiContext } from '../context.js';
@@ -12,7 +12,6 @@ import { nextPageUrl, parsePage, type Page } from '../pagination.js';
 import type { Params, RouteTable } from '../route-table.js';
 import { nameFilter } from '../query.js';
 
-const notFound = () => new DomainError('not_found', 'Not found');
 
 const pageOf = <T>(items: readonly T[], page: Page): readonly T[] => items.slice(page.offset, page.size === 0 ? undefined : page.offset + page.size);
 
@@ -73,7 +72,7 @@ async function listMeshInsights(ctx: ApiContext, pages: AssembledPages, req: Req
 
 async function getMeshInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const insight = (await readInsights(ctx, req)).meshInsight(params.name!);
-  if (!insight) throw notFound();
+  if (!insight) throw resourceNotFound();
   sendEncoded(res, encoded(insight, meshInsightJson));
 }
 
@@ -89,7 +88,7 @@ async function listServiceInsights(ctx: ApiContext, pages: AssembledPages, req: 
 /** A service nobody names answers with empty counts; only a missing mesh is not found. */
 async function getServiceInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const insight = (await readInsights(ctx, req)).serviceInsight(params.mesh!, params.name!);
-  if (!insight) throw notFound();
+  if (!insight) throw resourceNotFound();
   sendEncoded(res, encoded(insight, serviceInsightJson));
 }
 

@@ -1,7 +1,7 @@
 // Inspection (matching-insights-xds §2): the policies matched for a dataplane, the dataplanes a
 // policy or gateway applies to, targetRef rules and the `/xds` dump of a proxy, all read from
 // the proxy configuration the control plane keeps up to date (never matched per request).
-import { DomainError, getKind, meshGatewayKind, meshGatewayRouteKind, policyKinds } from '@mesh/model';
+import { getKind, invalidResource, meshGatewayKind, meshGatewayRouteKind, policyKinds, resourceNotFound } from '@mesh/model';
 import { type AnyPolicy, describeGateway, listAttachments, type PolicyKind } from '@mesh/policy-matcher';
 import { type MeshProxies, storedPolicyOf } from '@mesh/proxy-config';
 import type { Request, Response } from 'express';
@@ -13,14 +13,13 @@ import { withOperation } from '../handler.js';
 import { resourceJson } from '../resource-json.js';
 import type { Params, RouteTable } from '../route-table.js';
 
-const notFound = (title: string) => new DomainError('not_found', 'Not found', { title });
 
 /** A mesh's proxies once every write before the request is applied; 404 titled `title` when the mesh does not exist. */
 async function meshProxies(ctx: ApiContext, req: Request, mesh: string, title: string): Promise<MeshProxies> {
   identifyCaller(req, ctx.access);
   await ctx.proxyConfigs.settled();
   const proxies = ctx.proxyConfigs.mesh(mesh);
-  if (!proxies) throw notFound(title);
+  if (!proxies) throw resourceNotFound(title);
   return proxies;
 }
 
@@ -30,7 +29,7 @@ const policyEntity = (policy: AnyPolicy, kind: PolicyKind): unknown => JSON.pars
 async function dataplanePolicies(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const mesh = await meshProxies(ctx, req, params.mesh!, 'Could not build MeshContext');
   const match = mesh.match(params.name!);
-  if (!match) throw notFound('Could not get MatchedPolicies');
+  if (!match) throw resourceNotFound('Could not get MatchedPolicies');
   if (match.kind === 'gateway') {
     sendJson(res, 200, JSON.stringify(describeGateway(match.gateway, policyEntity)));
     return;
@@ -41,7 +40,7 @@ async function dataplanePolicies(ctx: ApiContext, req: Request, res: Response, p
 
 async function dataplaneRules(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const mesh = await meshProxies(ctx, req, params.mesh!, 'Could not build MeshContext');
-  if (!mesh.match(params.name!)) throw notFound('Could not get MatchedPolicies');
+  if (!mesh.match(params.name!)) throw resourceNotFound('Could not get MatchedPolicies');
   // Rules come from targetRef policies only, and this control plane has no targetRef kinds.
   sendJson(res, 200, JSON.stringify({ total: 0, items: [] }));
 }
@@ -49,7 +48,7 @@ async function dataplaneRules(ctx: ApiContext, req: Request, res: Response, para
 async function dataplaneXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const title = 'Could not get dataplane resource';
   const dump = (await meshProxies(ctx, req, params.mesh!, title)).configDump(params.name!);
-  if (!dump) throw notFound(title);
+  if (!dump) throw resourceNotFound(title);
   sendJson(res, 200, JSON.stringify(dump));
 }
 
@@ -62,7 +61,7 @@ async function policyDataplanes(ctx: ApiContext, kind: PolicyKind, req: Request,
 async function gatewayDataplanes(ctx: ApiContext, req: Request, res: Response, params: Params, of: 'gateway' | 'route') {
   const mesh = await meshProxies(ctx, req, params.mesh!, 'Could not build mesh context');
   const dataplanes = of === 'gateway' ? mesh.gatewayDataplanes(params.name!) : mesh.gatewayRouteDataplanes(params.name!);
-  if (!dataplanes) throw notFound(of === 'gateway' ? 'Could not find MeshGateway' : 'Could not find MeshGatewayRoute');
+  if (!dataplanes) throw resourceNotFound(of === 'gateway' ? 'Could not find MeshGateway' : 'Could not find MeshGatewayRoute');
   sendJson(res, 200, JSON.stringify({ total: dataplanes.length, items: dataplanes.map((dataplane) => ({ dataplane })) }));
 }
 
@@ -70,10 +69,10 @@ async function zoneIngressXds(ctx: ApiContext, req: Request, res: Response, para
   identifyCaller(req, ctx.access);
   await ctx.proxyConfigs.settled();
   const ingress = ctx.proxyConfigs.zoneIngress(params.name!);
-  if (!ingress) throw notFound('Could not get zone ingress resource');
+  if (!ingress) throw resourceNotFound('Could not get zone ingress resource');
   const zone = ingress.spec.zone ?? '';
   if (ctx.mode === 'zone' && zone !== '' && zone !== ctx.zoneName) {
-    throw new DomainError('invalid', 'Resource is not valid', { title: 'Could not connect to zone ingress that resides in another zone' });
+    throw invalidResource([], 'Could not connect to zone ingress that resides in another zone');
   }
   sendJson(res, 200, JSON.stringify(ctx.proxyConfigs.zoneIngressConfigDump(params.name!)));
 }
@@ -82,7 +81,7 @@ async function zoneEgressXds(ctx: ApiContext, req: Request, res: Response, param
   identifyCaller(req, ctx.access);
   await ctx.proxyConfigs.settled();
   const dump = ctx.proxyConfigs.zoneEgressConfigDump(params.name!);
-  if (!dump) throw notFound('Could not get zone egress resource');
+  if (!dump) throw resourceNotFound('Could not get zone egress resource');
   sendJson(res, 200, JSON.stringify(dump));
 }
 

@@ -2,7 +2,7 @@
 import { catalogueKinds, type AnyKind } from '@mesh/model';
 import type { Request, Response } from 'express';
 import { identifyCaller } from '../access.js';
-import { isWritable, type ApiContext } from '../context.js';
+import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import type { RouteTable } from '../route-table.js';
@@ -76,7 +76,7 @@ function guiUrl(ctx: ApiContext): string | undefined {
 function catalogueEntry(ctx: ApiContext, kind: AnyKind) {
   return {
     name: kind.name,
-    readOnly: !isWritable(ctx, kind),
+    readOnly: !ctx.manager.isWritableViaApi(kind),
     path: kind.path,
     displayName: kind.displayName,
     singularDisplayName: kind.singularDisplayName,

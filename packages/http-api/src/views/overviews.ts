@@ -1,7 +1,7 @@
 // Overviews: a proxy or zone joined with its insight (`DataplaneOverview`, `ZoneOverview`, ...),
 // at `<path>/_overview`, `<path>/{name}/_overview` and the reference's older `dataplanes+insights`
 // style paths (rest-contract §4.4). JSON is assembled from the stored texts.
-import { DomainError, INSIGHT_LINKS, type InsightLink } from '@mesh/model';
+import { DomainError, INSIGHT_LINKS, resourceNotFound, type InsightLink } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import type { Request, Response } from 'express';
 import { identifyCaller, requireAccess } from '../access.js';
@@ -64,7 +64,7 @@ async function getOverview(ctx: ApiContext, link: InsightLink, req: Request, res
   requireAccess(identifyCaller(req, ctx.access), link.entity);
   const mesh = params.mesh ?? '';
   const entity = await ctx.manager.get(link.entity, mesh, params.name!);
-  if (!entity) throw new DomainError('not_found', 'Not found');
+  if (!entity) throw resourceNotFound();
   const insight = await ctx.manager.get(link.insight, mesh, params.name!);
   sendJson(res, 200, overviewJson(link, entity, insight ?? null));
 }

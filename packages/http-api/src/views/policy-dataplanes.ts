@@ -2,7 +2,7 @@
 // (rest-contract §9.7). As the reference: a selector policy selects by its selectors, a
 // source/destination policy by any of its sources or destinations; a selector matches a
 // dataplane when it matches one inbound's tags or the gateway's.
-import { dataplaneKind, dataplaneTagSets, DomainError, policyKinds, type AnyKind, type DataplaneSpec, type Selector } from '@mesh/model';
+import { dataplaneKind, dataplaneTagSets, DomainError, policyKinds, resourceNotFound, type AnyKind, type DataplaneSpec, type Selector } from '@mesh/model';
 import { selectorMatches } from '@mesh/policy-matcher';
 import type { Request, Response } from 'express';
 import { identifyCaller, requireAccess } from '../access.js';
@@ -27,7 +27,7 @@ async function listSelectedDataplanes(ctx: ApiContext, kind: AnyKind, req: Reque
   requireAccess(identifyCaller(req, ctx.access), kind);
   const page = parsePage(req, TITLE);
   const policy = await ctx.manager.get(kind, params.mesh!, params.name!);
-  if (!policy) throw new DomainError('not_found', 'Not found', { title: TITLE });
+  if (!policy) throw resourceNotFound(TITLE);
   const spec = JSON.parse(policy.spec) as SelectingSpec;
   const selectors = kind.selection === 'selectors' ? (spec.selectors ?? []) : [...(spec.sources ?? []), ...(spec.destinations ?? [])];
   const name = nameFilter(req);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isInsightKind, KINDS } from '../registry.js';
 import { decodeSpec } from '../decode.js';
+import { isWritableViaApi, MODES, syncsGlobalToZone, syncsZoneToGlobal } from '../kind.js';
 import { wireForm } from '../test-support.js';
 import { dataplaneInsightKind } from './dataplane-insight.js';
 import { zoneEgressInsightKind } from './zone-egress-insight.js';
@@ -40,9 +41,13 @@ describe('DataplaneInsight', () => {
   });
 
   it('is read-only, mesh-scoped and synced up from zones, like its kin for zone proxies', () => {
-    expect(dataplaneInsightKind).toMatchObject({ path: 'dataplane-insights', scope: 'mesh', writableOn: [], inCatalogue: false, sync: 'zoneToGlobal' });
-    expect(zoneIngressInsightKind).toMatchObject({ path: 'zone-ingress-insights', scope: 'global', writableOn: [], sync: 'zoneToGlobal' });
-    expect(zoneEgressInsightKind).toMatchObject({ path: 'zoneegressinsights', scope: 'global', writableOn: [], sync: 'zoneToGlobal' });
+    expect(dataplaneInsightKind).toMatchObject({ path: 'dataplane-insights', scope: 'mesh', inCatalogue: false });
+    expect(zoneIngressInsightKind).toMatchObject({ path: 'zone-ingress-insights', scope: 'global' });
+    expect(zoneEgressInsightKind).toMatchObject({ path: 'zoneegressinsights', scope: 'global' });
+    for (const kind of [dataplaneInsightKind, zoneIngressInsightKind, zoneEgressInsightKind]) {
+      expect(MODES.filter((mode) => isWritableViaApi(kind, mode))).toEqual([]);
+      expect([syncsZoneToGlobal(kind), syncsGlobalToZone(kind)]).toEqual([true, false]);
+    }
     expect(wireForm(zoneIngressInsightKind, { subscriptions: [{ id: 'a', generation: 4 }] })).toEqual({ subscriptions: [{ id: 'a', generation: 4 }] });
     expect(KINDS.filter(isInsightKind).map((kind) => kind.name)).toEqual(['DataplaneInsight', 'ZoneInsight', 'ZoneIngressInsight', 'ZoneEgressInsight']);
   });

@@ -1,7 +1,7 @@
 // What the control plane knows of a running proxy: its xDS subscriptions and its certificate.
 // Written by the control plane (xDS server, zone sync), never through the REST API.
 import { z } from 'zod';
-import { defineKind } from '../kind.js';
+import { defineKind, KDS_FLAGS } from '../kind.js';
 import type { Violation } from '../validation/violations.js';
 import { bool, list, message, str, stringMap, u32, u64 } from '../wire.js';
 
@@ -73,8 +73,8 @@ export const dataplaneInsightKind = defineKind({
   displayName: 'Dataplane Insights',
   singularDisplayName: 'Dataplane Insight',
   inCatalogue: false,
-  writableOn: [],
-  sync: 'zoneToGlobal',
+  readOnly: true,
+  kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: DataplaneInsightSpecSchema,
   validate: validateInsight,
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineKind } from '../kind.js';
+import { defineKind, KDS_FLAGS } from '../kind.js';
 import { isIp, overlapsLoopback, parseRequestUri, validateProxyAddress } from '../validation/address.js';
 import { PROTOCOLS, validateDuration, validatePort, validateThreshold } from '../validation/scalars.js';
 import { PROTOCOL_TAG, SERVICE_TAG, type TagMap, validateTags } from '../validation/tags.js';
@@ -239,8 +239,7 @@ export const dataplaneKind = defineKind({
   scope: 'mesh',
   displayName: 'Dataplanes',
   singularDisplayName: 'Dataplane',
-  writableOn: ['standalone', 'zone'],
-  sync: 'zoneToGlobal',
+  kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   tagSets: dataplaneTagSets,
   gatewayType: dataplaneGatewayType,
   schema: DataplaneSpecSchema,

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { defineKind } from '../kind.js';
+import { defineKind, KDS_FLAGS } from '../kind.js';
 import { overlapsLoopback, validateProxyAddress } from '../validation/address.js';
 import { validatePort } from '../validation/scalars.js';
 import { Violations } from '../validation/violations.js';
@@ -29,8 +29,7 @@ export const zoneEgressKind = defineKind({
   scope: 'global',
   displayName: 'Zone Egresses',
   singularDisplayName: 'Zone Egress',
-  writableOn: ['standalone', 'zone'],
-  sync: 'zoneToGlobal',
+  kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneEgressSpecSchema,
   validate: validateZoneEgress,
 });

@@ -1,6 +1,6 @@
 // A zone ingress proxy's xDS subscriptions.
 import type { z } from 'zod';
-import { defineKind } from '../kind.js';
+import { defineKind, KDS_FLAGS } from '../kind.js';
 import { list, message } from '../wire.js';
 import { DiscoverySubscriptionSchema, validateInsight } from './dataplane-insight.js';
 
@@ -14,8 +14,8 @@ export const zoneIngressInsightKind = defineKind({
   displayName: 'Zone Ingress Insights',
   singularDisplayName: 'Zone Ingress Insight',
   inCatalogue: false,
-  writableOn: [],
-  sync: 'zoneToGlobal',
+  readOnly: true,
+  kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneIngressInsightSpecSchema,
   validate: validateInsight,
 });

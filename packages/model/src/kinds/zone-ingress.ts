@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { defineKind } from '../kind.js';
+import { defineKind, KDS_FLAGS } from '../kind.js';
 import { overlapsLoopback, validateProxyAddress } from '../validation/address.js';
 import { validatePort } from '../validation/scalars.js';
 import { validateTags } from '../validation/tags.js';
@@ -49,8 +49,8 @@ export const zoneIngressKind = defineKind({
   scope: 'global',
   displayName: 'Zone Ingresses',
   singularDisplayName: 'Zone Ingress',
-  writableOn: ['standalone', 'global', 'zone'],
-  sync: 'zoneToGlobal',
+  // Zones register their ingresses; the global passes each on to the other zones.
+  kdsFlags: KDS_FLAGS.fromZoneToGlobal | KDS_FLAGS.fromGlobalToZone,
   schema: ZoneIngressSpecSchema,
   validate: validateZoneIngress,
 });

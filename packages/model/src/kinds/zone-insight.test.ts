@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isWritableViaApi, MODES } from '../kind.js';
 import { wireForm } from '../test-support.js';
 import { zoneInsightKind } from './zone-insight.js';
 
@@ -40,7 +41,8 @@ describe('ZoneInsight', () => {
   });
 
   it('is kept by the global alone and never written through the API', () => {
-    expect(zoneInsightKind).toMatchObject({ path: 'zone-insights', scope: 'global', writableOn: [], inCatalogue: false, sync: 'none' });
+    expect(zoneInsightKind).toMatchObject({ path: 'zone-insights', scope: 'global', inCatalogue: false, kdsFlags: 0 });
+    expect(MODES.filter((mode) => isWritableViaApi(zoneInsightKind, mode))).toEqual([]);
     expect(wireForm(zoneInsightKind, { subscriptions: [{ id: 'a', status: { stat: {} } }] })).toEqual({ subscriptions: [{ id: 'a', status: {} }] });
   });
 });

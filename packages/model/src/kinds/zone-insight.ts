@@ -45,9 +45,9 @@ export const zoneInsightKind = defineKind({
   displayName: 'Zone Insights',
   singularDisplayName: 'Zone Insight',
   inCatalogue: false,
-  writableOn: [],
+  readOnly: true,
   // Kept by the global about its zones; no zone needs it.
-  sync: 'none',
+  kdsFlags: 0,
   schema: ZoneInsightSpecSchema,
   validate: validateInsight,
 });

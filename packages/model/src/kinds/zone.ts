@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { defineKind } from '../kind.js';
+import { defineKind, KDS_FLAGS } from '../kind.js';
 import type { Violation } from '../validation/violations.js';
 import { boolValue, message } from '../wire.js';
 
@@ -16,7 +16,8 @@ export const zoneKind = defineKind({
   scope: 'global',
   displayName: 'Zones',
   singularDisplayName: 'Zone',
-  sync: 'none',
+  // Written on the global (or a standalone control plane) and never sent to zones.
+  kdsFlags: KDS_FLAGS.providedByGlobal,
   nameIsDnsLabel: true,
   schema: ZoneSpecSchema,
   validate: validateZone,

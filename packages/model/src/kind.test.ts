@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { isWritableViaApi, MODES, syncsGlobalToZone, syncsZoneToGlobal } from './kind.js';
+import { KINDS } from './registry.js';
+
+/** Each kind's flow, derived from its sync flags: where the API writes it and which way it syncs. */
+const flowOf = (kind: (typeof KINDS)[number]) => ({
+  writableOn: MODES.filter((mode) => isWritableViaApi(kind, mode)),
+  down: syncsGlobalToZone(kind),
+  up: syncsZoneToGlobal(kind),
+});
+
+const GLOBAL_OWNED = { writableOn: ['standalone', 'global'], down: true, up: false };
+const ZONE_OWNED = { writableOn: ['standalone', 'zone'], down: false, up: true };
+const RUNTIME_STATE_FROM_ZONES = { writableOn: [], down: false, up: true };
+
+describe('kind flow', () => {
+  it('derives writability per mode and sync direction from the sync flags, as the reference does', () => {
+    const table = Object.fromEntries(KINDS.map((kind) => [kind.name, flowOf(kind)]));
+    expect(table).toEqual({
+      Mesh: GLOBAL_OWNED,
+      Dataplane: ZONE_OWNED,
+      HealthCheck: GLOBAL_OWNED,
+      TrafficPermission: GLOBAL_OWNED,
+      TrafficLog: GLOBAL_OWNED,
+      TrafficRoute: GLOBAL_OWNED,
+      TrafficTrace: GLOBAL_OWNED,
+      FaultInjection: GLOBAL_OWNED,
+      Retry: GLOBAL_OWNED,
+      Timeout: GLOBAL_OWNED,
+      ProxyTemplate: GLOBAL_OWNED,
+      CircuitBreaker: GLOBAL_OWNED,
+      RateLimit: GLOBAL_OWNED,
+      VirtualOutbound: GLOBAL_OWNED,
+      MeshGateway: GLOBAL_OWNED,
+      MeshGatewayRoute: GLOBAL_OWNED,
+      ExternalService: GLOBAL_OWNED,
+      Secret: GLOBAL_OWNED,
+      GlobalSecret: GLOBAL_OWNED,
+      // Written on the global (or standalone) only, and never sent anywhere.
+      Zone: { writableOn: ['standalone', 'global'], down: false, up: false },
+      // Registered by zones, passed on by the global to the other zones.
+      ZoneIngress: { writableOn: ['standalone', 'global', 'zone'], down: true, up: true },
+      ZoneEgress: ZONE_OWNED,
+      DataplaneInsight: RUNTIME_STATE_FROM_ZONES,
+      ZoneInsight: { writableOn: [], down: false, up: false },
+      ZoneIngressInsight: RUNTIME_STATE_FROM_ZONES,
+      ZoneEgressInsight: RUNTIME_STATE_FROM_ZONES,
+    });
+  });
+
+  it('refuses every write on a read-only API', () => {
+    for (const kind of KINDS) for (const mode of MODES) expect(isWritableViaApi(kind, mode, true)).toBe(false);
+  });
+});

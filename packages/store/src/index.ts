@@ -1,2 +1,3 @@
 export type * from './store.js';
 export { SqliteResourceStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { ResourceIndex } from './resource-index.js';

@@ -1,0 +1,26 @@
+CREATE TABLE "changes" (
+	"revision" bigserial PRIMARY KEY NOT NULL,
+	"type" text NOT NULL,
+	"mesh" text NOT NULL,
+	"name" text NOT NULL,
+	"operation" text NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "resources" (
+	"type" text NOT NULL,
+	"mesh" text NOT NULL,
+	"name" text NOT NULL,
+	"spec" text NOT NULL,
+	"version" integer NOT NULL,
+	"creation_time" text NOT NULL,
+	"modification_time" text NOT NULL,
+	"labels" text DEFAULT '{}' NOT NULL,
+	CONSTRAINT "resources_type_mesh_name_pk" PRIMARY KEY("type","mesh","name")
+);
+--> statement-breakpoint
+CREATE TABLE "settings" (
+	"key" text PRIMARY KEY NOT NULL,
+	"value" text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX "resources_mesh" ON "resources" USING btree ("mesh");

@@ -1,0 +1,1 @@
+export { PostgresResourceStore, type BatchWrite, type Change, type ChangesSince, type PostgresStoreOptions } from './postgres-store.js';

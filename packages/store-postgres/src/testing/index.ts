@@ -1,0 +1,1 @@
+export { findPostgresBinaries, startPostgresServer, type PostgresServer } from './postgres-server.js';

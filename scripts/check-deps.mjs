@@ -6,21 +6,22 @@ import { join } from 'node:path';
 const ALLOWED = {
   '@mesh/model': [],
   '@mesh/store': ['@mesh/model'],
+  '@mesh/store-postgres': ['@mesh/model', '@mesh/store'],
   '@mesh/policy-matcher': ['@mesh/model'],
   '@mesh/xds-renderer': ['@mesh/model', '@mesh/policy-matcher'],
   '@mesh/resource-manager': ['@mesh/model', '@mesh/store'],
   '@mesh/insights': ['@mesh/model', '@mesh/store'],
   '@mesh/proxy-config': ['@mesh/model', '@mesh/store', '@mesh/policy-matcher', '@mesh/xds-renderer'],
   '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
+  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
 };
 
 // Further packages a package's tests may use (devDependencies only).
 const ALLOWED_IN_TESTS = {
-  // The end-to-end tests seed insights into the stopped binary's database.
-  '@mesh/zone': ['@mesh/store'],
+  // The end-to-end tests seed insights into the stopped binary's database, and start PostgreSQL.
+  '@mesh/zone': ['@mesh/store', '@mesh/store-postgres'],
 };
 
 const internalOf = (dependencies) => Object.keys(dependencies ?? {}).filter((d) => d.startsWith('@mesh/'));

@@ -119,7 +119,7 @@ export function loadConfig(options: LoadConfigOptions = {}): ControlPlaneConfig 
 
 const ENVIRONMENTS = ['universal', 'kubernetes'];
 const MODES = ['standalone', 'global', 'zone'];
-const STORE_TYPES = ['sqlite', 'memory'];
+const STORE_TYPES = ['sqlite', 'memory', 'postgres'];
 
 /** Numeric keys named `port` or `...Port` hold TCP ports. */
 const PORT_KEYS = configKeys().filter(({ path }) => typeof getPath(DEFAULT_CONFIG, path) === 'number' && /^port$|Port$/.test(path.at(-1)!));

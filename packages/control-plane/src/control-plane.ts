@@ -9,12 +9,12 @@ import { InsightAggregator } from '@mesh/insights';
 import { parseDurationNanos, type Mode } from '@mesh/model';
 import { ProxyConfigService } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
-import { SqliteResourceStore } from '@mesh/store';
 import type { Logger } from 'pino';
 import { effectiveConfig, type ControlPlaneConfig } from './config.js';
 import { PRODUCT, VERSION } from './version.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { closeGracefully, listen } from './listen.js';
+import { openStore } from './store.js';
 import { loadTlsMaterial } from './tls.js';
 
 export interface RunningControlPlane {
@@ -28,9 +28,8 @@ const CLUSTER_ID_SETTING = 'clusterId';
 
 export async function startControlPlane(config: ControlPlaneConfig, logger: Logger): Promise<RunningControlPlane> {
   const mode = config.mode as Mode;
-  const inMemory = config.store.type === 'memory';
   mkdirSync(config.general.workDir, { recursive: true });
-  const store = new SqliteResourceStore({ path: inMemory ? ':memory:' : config.store.sqlite.path });
+  const { store, isAvailable, leadership, location } = await openStore(config);
   const insights = new InsightAggregator({ store, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
   const zoneName = config.multizone.zone.name || undefined;
   const proxyConfigs = new ProxyConfigService({ store, localZone: zoneName, onError: (err) => logger.error({ err }, 'proxy configuration: changes could not be applied') });
@@ -43,6 +42,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
     await insights.stop();
     await proxyConfigs.stop();
+    await leadership.stop();
     await store.close();
   };
 
@@ -59,9 +59,15 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       apiReadOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
       ...(zoneName ? { zoneName } : {}),
     });
-    if (mode !== 'zone' && !config.defaults.skipMeshCreation && !config.defaults.skipTenantResources) {
-      await manager.ensureDefaultMesh();
-    }
+    // What runs once runs on the leader of the instances sharing the store (the embedded store's one instance leads).
+    const createDefaults = async () => {
+      if (mode !== 'zone' && !config.defaults.skipMeshCreation && !config.defaults.skipTenantResources) await manager.ensureDefaultMesh();
+    };
+    if (leadership.isLeader) await createDefaults();
+    leadership.onChange((leader) => {
+      logger.info({ leader }, leader ? 'leading the instances on this store' : 'following the leader on this store');
+      if (leader) createDefaults().catch((err: unknown) => logger.error({ err }, 'the default mesh could not be created'));
+    });
     await insights.start();
     await proxyConfigs.start();
 
@@ -92,12 +98,12 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       ports.https = await listen(server, api.https.port, api.https.interface, 'apiServer.https');
       logger.info({ certificate: tls.source }, 'HTTPS certificate');
     }
-    const diagnostics = createHttpServer(createDiagnosticsApp(() => ready));
+    const diagnostics = createHttpServer(createDiagnosticsApp(() => ready && isAvailable()));
     servers.push(diagnostics);
     ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics');
 
     ready = true;
-    logger.info({ mode, ports, store: inMemory ? 'memory' : config.store.sqlite.path, instanceId, clusterId }, 'control plane started');
+    logger.info({ mode, ports, store: location, instanceId, clusterId }, 'control plane started');
     return { ports, instanceId, clusterId, stop };
   } catch (error) {
     await stop();

@@ -64,6 +64,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   not_acceptable: 406,
   payload_too_large: 413,
+  unavailable: 503,
 };
 
 /** An error raised while serving `operation`, as its status and body. */

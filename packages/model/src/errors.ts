@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'unsupported_media_type'
   | 'not_acceptable'
-  | 'payload_too_large';
+  | 'payload_too_large'
+  | 'unavailable';
 
 export interface DomainErrorOptions {
   /** Overrides the title the REST layer derives from the operation. */
@@ -50,6 +51,10 @@ export const resourceAlreadyExists = (type: string, name: string, mesh: string):
   new DomainError('already_exists', `resource already exists: ${describeKey(type, name, mesh)}`, { title: 'Conflict' });
 export const resourceConflict = (type: string, name: string, mesh: string): DomainError =>
   new DomainError('conflict', `resource conflict: ${describeKey(type, name, mesh)}`, { title: 'Conflict' });
+
+/** The store cannot be reached: the request may succeed later (503). */
+export const storeUnavailable = (): DomainError =>
+  new DomainError('unavailable', 'The store is unavailable; try again later', { title: 'Service Unavailable' });
 
 /** A body that cannot be read as a resource of its kind. */
 export const badRequest = (detail: string): DomainError => new DomainError('bad_request', detail, { title: 'Bad Request' });

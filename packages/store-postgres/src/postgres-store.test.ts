@@ -53,7 +53,7 @@ describe.skipIf(!available)('PostgresResourceStore', () => {
   it('numbers every change with a store-wide revision, kept across a reopen', async () => {
     const { store, database } = await open();
     const seen: number[] = [];
-    store.onChange((change) => seen.push((change as { revision: number }).revision));
+    store.onChange((change) => seen.push((change as unknown as { revision: number }).revision));
     await store.create(route('a'));
     await store.createMissing([route('b'), route('a'), route('c')]);
     await store.create({ type: 'Mesh', mesh: '', name: 'default', spec: '{}' });
@@ -112,4 +112,28 @@ describe.skipIf(!available)('PostgresResourceStore', () => {
     const recent = await store.changesSince((await store.currentRevision()) - 1);
     expect(recent).toMatchObject({ resync: false, changes: [{ name: 'last' }] });
   });
+});
+
+describe.skipIf(!available)('PostgresLeaderElection', () => {
+  it('elects one leader among instances and hands over when the leader goes', async () => {
+    const { PostgresLeaderElection } = await import('./leader.js');
+    const server = await startPostgresServer();
+    try {
+      const connection = { host: server.host, port: server.port, user: server.user, database: await server.createDatabase() };
+      const changes: string[] = [];
+      const first = new PostgresLeaderElection({ connection, intervalMs: 50, onChange: (leader) => changes.push(`first ${leader}`) });
+      const second = new PostgresLeaderElection({ connection, intervalMs: 50, onChange: (leader) => changes.push(`second ${leader}`) });
+      first.start();
+      await waitFor(() => first.isLeader, 'the first instance to lead');
+      second.start();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect([first.isLeader, second.isLeader]).toEqual([true, false]);
+      await first.stop();
+      await waitFor(() => second.isLeader, 'the second instance to take over');
+      expect(changes).toEqual(['first true', 'first false', 'second true']);
+      await second.stop();
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 });

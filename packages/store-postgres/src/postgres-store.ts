@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
+import { DomainError, resourceAlreadyExists, resourceConflict, resourceNotFound, storeUnavailable } from '@mesh/model';
 import type {
   ChangeListener,
   ListPage,
@@ -40,6 +40,11 @@ export interface PostgresStoreOptions {
   retainedChanges?: number;
   /** Source of timestamps; tests pin it. */
   now?: () => Date;
+  /** Bounds of the wait between attempts to follow the change log again after the database was lost. */
+  minReconnectIntervalMs?: number;
+  maxReconnectIntervalMs?: number;
+  /** The connection that follows the change log was lost or came back. */
+  onAvailabilityChange?: (available: boolean) => void;
 }
 
 export type BatchWrite = { operation: 'upsert'; resource: NewResource } | { operation: 'delete'; key: ResourceKey };
@@ -90,10 +95,11 @@ export class PostgresResourceStore implements ResourceStore {
   private prunedThrough = 0;
   private catchingUp: Promise<void> = Promise.resolve();
   private closed = false;
+  private following = false;
 
   private constructor(
     private readonly pool: pg.Pool,
-    options: PostgresStoreOptions,
+    private readonly options: PostgresStoreOptions,
   ) {
     this.now = options.now ?? (() => new Date());
     this.retainedChanges = options.retainedChanges ?? 100_000;
@@ -212,7 +218,7 @@ export class PostgresResourceStore implements ResourceStore {
   async changesSince(revision: number, limit = 1000): Promise<ChangesSince> {
     this.prunedThrough = Math.max(this.prunedThrough, Number((await this.getSetting(PRUNED_THROUGH)) ?? 0));
     if (revision < this.prunedThrough) return { resync: true, revision: this.applied };
-    const rows = await this.pool.query<{ revision: string; type: string; mesh: string; name: string; operation: ResourceChange['operation'] }>(
+    const rows = await this.query<{ revision: string; type: string; mesh: string; name: string; operation: ResourceChange['operation'] }>(
       'SELECT revision, type, mesh, name, operation FROM changes WHERE revision > $1 ORDER BY revision LIMIT $2',
       [revision, limit],
     );
@@ -221,12 +227,20 @@ export class PostgresResourceStore implements ResourceStore {
   }
 
   async getSetting(key: string): Promise<string | undefined> {
-    const result = await this.pool.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key]);
+    const result = await this.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key]);
     return result.rows[0]?.value;
   }
 
   async putSetting(key: string, value: string): Promise<void> {
-    await this.pool.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+    await this.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw asStoreError(error);
+    }
   }
 
   onChange(listener: ChangeListener): () => void {
@@ -255,13 +269,52 @@ export class PostgresResourceStore implements ResourceStore {
     }
   }
 
+  /** Whether this instance follows the change log now: its database is reachable. */
+  get available(): boolean {
+    return this.following;
+  }
+
   private async listen(config: pg.ClientConfig): Promise<void> {
     const listener = new pg.Client(config);
-    listener.on('error', () => {});
+    const lost = () => {
+      if (this.listener !== listener) return;
+      this.listener = undefined;
+      this.setFollowing(false);
+      void this.relisten(config);
+    };
+    listener.on('error', lost);
+    listener.on('end', lost);
     listener.on('notification', () => this.scheduleCatchUp());
-    await listener.connect();
-    await listener.query(`LISTEN ${CHANNEL}`);
+    try {
+      await listener.connect();
+      await listener.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
+      await listener.end().catch(() => {});
+      throw error;
+    }
     this.listener = listener;
+    this.setFollowing(true);
+  }
+
+  /** Follows the change log again once the database is back, then reads what was missed. */
+  private async relisten(config: pg.ClientConfig): Promise<void> {
+    let wait = this.options.minReconnectIntervalMs ?? 1000;
+    while (!this.closed && !this.listener) {
+      await new Promise((resolve) => setTimeout(resolve, wait).unref());
+      if (this.closed) return;
+      try {
+        await this.listen(config);
+        await this.scheduleCatchUp();
+      } catch {
+        wait = Math.min(wait * 2, this.options.maxReconnectIntervalMs ?? 30_000);
+      }
+    }
+  }
+
+  private setFollowing(following: boolean): void {
+    if (this.following === following) return;
+    this.following = following;
+    this.options.onAvailabilityChange?.(following);
   }
 
   /** Reads every resource and the revision they stand at, in one snapshot. */
@@ -281,7 +334,9 @@ export class PostgresResourceStore implements ResourceStore {
 
   /** Runs writes in one transaction under the write lock, then catches up so reads see them. */
   private async write(writes: (tx: Transaction) => Promise<void>): Promise<void> {
-    const tx = await this.pool.connect();
+    const tx = await this.pool.connect().catch((error: unknown) => {
+      throw asStoreError(error);
+    });
     try {
       await tx.query('BEGIN');
       await tx.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
@@ -291,7 +346,7 @@ export class PostgresResourceStore implements ResourceStore {
       await tx.query('COMMIT');
     } catch (error) {
       await tx.query('ROLLBACK').catch(() => {});
-      throw error;
+      throw asStoreError(error);
     } finally {
       tx.release();
     }
@@ -349,7 +404,7 @@ export class PostgresResourceStore implements ResourceStore {
       }
       if (since.changes.length === 0) return;
       const keys = since.changes.map(keyOf);
-      const rows = await this.pool.query<Row>(
+      const rows = await this.query<Row>(
         `SELECT r.* FROM resources r JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(type, mesh, name)
          ON r.type = k.type AND r.mesh = k.mesh AND r.name = k.name`,
         [keys.map((k) => k.type), keys.map((k) => k.mesh), keys.map((k) => k.name)],
@@ -370,7 +425,18 @@ export class PostgresResourceStore implements ResourceStore {
   }
 }
 
-function connectionConfig(options: PostgresStoreOptions): pg.ClientConfig {
+/** Errors of the connection, not of the request: the database is unreachable or went away. */
+function asStoreError(error: unknown): unknown {
+  if (error instanceof DomainError) return error;
+  const code = (error as { code?: unknown }).code;
+  const connectionLost =
+    (typeof code === 'string' && (/^(08|57P0)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code))) ||
+    /Connection terminated|timeout exceeded when trying to connect/i.test((error as Error).message ?? '');
+  return connectionLost ? storeUnavailable() : error;
+}
+
+/** How to reach the database, for other sessions on it (leader election). */
+export function connectionConfig(options: PostgresStoreOptions): pg.ClientConfig {
   return {
     host: options.host,
     port: options.port,

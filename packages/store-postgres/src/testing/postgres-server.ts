@@ -37,6 +37,10 @@ export interface PostgresServer {
   user: string;
   /** A new empty database on this server. */
   createDatabase(name?: string): Promise<string>;
+  /** Stops the server, keeping its data, so clients lose it; `start` brings it back on the same port. */
+  halt(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops the server and removes its data. */
   stop(): Promise<void>;
 }
 
@@ -55,9 +59,22 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   execFileSync(initdb, initArgs, { stdio: 'ignore' });
   const port = await freePort();
   const [postgres, args] = asServerUser(join(bin, 'postgres'), ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off', '-c', 'max_connections=200']);
-  const child: ChildProcess = spawn(postgres, args, { stdio: 'ignore' });
   const admin = { host: '127.0.0.1', port, user: 'mesh', database: 'postgres' };
-  await waitUntilAccepting(admin, child);
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(postgres, args, { stdio: 'ignore' });
+    await waitUntilAccepting(admin, child);
+  };
+  const halt = async () => {
+    const running = child;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    // The postmaster itself (not `runuser` in front of it) takes the fast-shutdown signal.
+    const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 'SIGINT');
+    await exited;
+  };
+  await start();
   let databases = 0;
   return {
     host: admin.host,
@@ -73,14 +90,10 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       }
       return name;
     },
+    halt,
+    start,
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        // The postmaster itself (not `runuser` in front of it) takes the fast-shutdown signal.
-        const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-        process.kill(pid, 'SIGINT');
-        await exited;
-      }
+      await halt();
       rmSync(dir, { recursive: true, force: true });
     },
   };

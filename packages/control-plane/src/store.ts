@@ -1,0 +1,85 @@
+// The store a control plane runs on, from `store.type`: the embedded SQLite file (or memory), or
+// PostgreSQL shared by several instances, with the leader election that goes with it.
+import { readFileSync } from 'node:fs';
+import type { ResourceStore } from '@mesh/store';
+import { connectionConfig, PostgresLeaderElection, PostgresResourceStore, type PostgresStoreOptions } from '@mesh/store-postgres';
+import { SqliteResourceStore } from '@mesh/store';
+import { parseDurationNanos } from '@mesh/model';
+import type { ControlPlaneConfig } from './config.js';
+
+/** Which instance does the work that must run once (defaults, keys, zone sync toward the global). */
+export interface Leadership {
+  readonly isLeader: boolean;
+  /** Calls `listener` with every change from now on. */
+  onChange(listener: (leader: boolean) => void): void;
+  stop(): Promise<void>;
+}
+
+export interface OpenedStore {
+  store: ResourceStore;
+  /** Whether the store can serve: always for the embedded store; while its database is reachable for PostgreSQL. */
+  isAvailable: () => boolean;
+  leadership: Leadership;
+  /** Where the data is, for logs and the startup banner. */
+  location: string;
+}
+
+/** The one instance of an embedded store leads for good. */
+const SOLE_INSTANCE: Leadership = { isLeader: true, onChange: () => {}, stop: async () => {} };
+
+export async function openStore(config: ControlPlaneConfig): Promise<OpenedStore> {
+  if (config.store.type !== 'postgres') {
+    const memory = config.store.type === 'memory';
+    const store = new SqliteResourceStore({ path: memory ? ':memory:' : config.store.sqlite.path });
+    return { store, isAvailable: () => true, leadership: SOLE_INSTANCE, location: memory ? 'memory' : config.store.sqlite.path };
+  }
+  const options = postgresOptions(config);
+  const store = await PostgresResourceStore.open(options);
+  const listeners: Array<(leader: boolean) => void> = [];
+  const election = new PostgresLeaderElection({ connection: connectionConfig(options), onChange: (leader) => listeners.forEach((l) => l(leader)) });
+  election.start();
+  const leadership: Leadership = {
+    get isLeader() {
+      return election.isLeader;
+    },
+    onChange(listener) {
+      listeners.push(listener);
+    },
+    stop: () => election.stop(),
+  };
+  const { host, port, dbName } = config.store.postgres;
+  return { store, isAvailable: () => store.available, leadership, location: `postgres://${host}:${port}/${dbName}` };
+}
+
+const millis = (duration: string, fallback: number) => (parseDurationNanos(duration) ?? fallback * 1e6) / 1e6;
+
+/** The reference's `store.postgres` settings, TLS modes included. */
+export function postgresOptions(config: ControlPlaneConfig): PostgresStoreOptions {
+  const pg = config.store.postgres;
+  const tls = pg.tls;
+  const read = (path: string) => (path ? readFileSync(path, 'utf8') : undefined);
+  const ssl =
+    tls.mode === 'disable'
+      ? false
+      : {
+          rejectUnauthorized: tls.mode !== 'verifyNone',
+          ...(read(tls.caPath) ? { ca: read(tls.caPath) } : {}),
+          ...(read(tls.certPath) ? { cert: read(tls.certPath) } : {}),
+          ...(read(tls.keyPath) ? { key: read(tls.keyPath) } : {}),
+          // verifyCa checks the chain but not the host name.
+          ...(tls.mode === 'verifyCa' ? { checkServerIdentity: () => undefined } : {}),
+          ...(tls.disableSSLSNI ? { servername: '' } : {}),
+        };
+  return {
+    host: pg.host,
+    port: pg.port,
+    user: pg.user,
+    password: pg.password,
+    database: pg.dbName,
+    connectionTimeoutSeconds: pg.connectionTimeout,
+    maxOpenConnections: pg.maxOpenConnections,
+    ssl,
+    minReconnectIntervalMs: millis(pg.minReconnectInterval, 10_000),
+    maxReconnectIntervalMs: millis(pg.maxReconnectInterval, 60_000),
+  };
+}

@@ -1,5 +1,5 @@
 CREATE TABLE "changes" (
-	"revision" bigserial PRIMARY KEY NOT NULL,
+	"revision" bigint PRIMARY KEY NOT NULL,
 	"type" text NOT NULL,
 	"mesh" text NOT NULL,
 	"name" text NOT NULL,

@@ -88,6 +88,9 @@ describe.skipIf(!available)('PostgresResourceStore', () => {
     await expect(store.writeBatch([{ operation: 'upsert', resource: route('c') }, { operation: 'upsert', resource: { ...route('d'), spec: null as unknown as string } }])).rejects.toThrow();
     expect(await store.get(route('c'))).toBeUndefined();
     expect(await store.currentRevision()).toBe(3);
+    // The refused batch left no gap: the next change is revision 4, and resuming from 3 needs no resync.
+    await store.create(route('e'));
+    expect(await store.changesSince(3)).toMatchObject({ resync: false, changes: [{ revision: 4, name: 'e' }] });
   });
 
   it('lets several instances share one database: writes, change events and conflicts cross instances', async () => {

@@ -93,6 +93,8 @@ export class PostgresResourceStore implements ResourceStore {
   private applied = 0;
   /** The change-log revision through which rows were last pruned, as far as this instance knows. */
   private prunedThrough = 0;
+  /** The revision of the last change the current write transaction recorded. */
+  private lastRecorded = 0;
   private catchingUp: Promise<void> = Promise.resolve();
   private closed = false;
   private following = false;
@@ -203,8 +205,7 @@ export class PostgresResourceStore implements ResourceStore {
         if (updated.rowCount === 0) await this.insert(tx, resource, time);
         else await this.record(tx, 'update', resource);
       }
-      const max = await tx.query<{ revision: string | null }>('SELECT max(revision) AS revision FROM changes');
-      last = Number(max.rows[0]?.revision ?? 0);
+      last = this.lastRecorded;
     });
     const since = await this.changesSince(from, Math.max(1, last - from));
     return since.resync ? [] : since.changes.filter((change) => change.revision <= last);
@@ -216,13 +217,17 @@ export class PostgresResourceStore implements ResourceStore {
   }
 
   async changesSince(revision: number, limit = 1000): Promise<ChangesSince> {
-    this.prunedThrough = Math.max(this.prunedThrough, Number((await this.getSetting(PRUNED_THROUGH)) ?? 0));
     if (revision < this.prunedThrough) return { resync: true, revision: this.applied };
     const rows = await this.query<{ revision: string; type: string; mesh: string; name: string; operation: ResourceChange['operation'] }>(
       'SELECT revision, type, mesh, name, operation FROM changes WHERE revision > $1 ORDER BY revision LIMIT $2',
       [revision, limit],
     );
     const changes = rows.rows.map((row) => ({ ...row, revision: Number(row.revision) }));
+    // Revisions have no gaps: a missing next one was pruned (perhaps by another instance).
+    if (changes.length > 0 && changes[0]!.revision !== revision + 1) {
+      this.prunedThrough = Math.max(this.prunedThrough, Number((await this.getSetting(PRUNED_THROUGH)) ?? 0), changes[0]!.revision - 1);
+      return { resync: true, revision: this.applied };
+    }
     return { resync: false, changes, revision: changes.at(-1)?.revision ?? revision };
   }
 
@@ -324,7 +329,9 @@ export class PostgresResourceStore implements ResourceStore {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       const rows = await client.query<Row>('SELECT * FROM resources ORDER BY type, mesh, name');
       const revision = await client.query<{ revision: string | null }>('SELECT max(revision) AS revision FROM changes');
+      const pruned = await client.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [PRUNED_THROUGH]);
       await client.query('COMMIT');
+      this.prunedThrough = Math.max(this.prunedThrough, Number(pruned.rows[0]?.value ?? 0));
       this.index.load(rows.rows.map(toResource));
       this.applied = Number(revision.rows[0]?.revision ?? 0);
     } finally {
@@ -340,6 +347,8 @@ export class PostgresResourceStore implements ResourceStore {
     try {
       await tx.query('BEGIN');
       await tx.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+      const last = await tx.query<{ revision: string }>('SELECT coalesce(max(revision), 0) AS revision FROM changes');
+      this.lastRecorded = Number(last.rows[0]!.revision);
       await writes(tx);
       await tx.query(`SELECT pg_notify('${CHANNEL}', '')`);
       await this.prune(tx);
@@ -372,7 +381,9 @@ export class PostgresResourceStore implements ResourceStore {
   }
 
   private async record(tx: Transaction, operation: ResourceChange['operation'], key: ResourceKey): Promise<void> {
-    await tx.query('INSERT INTO changes (type, mesh, name, operation) VALUES ($1, $2, $3, $4)', [key.type, key.mesh, key.name, operation]);
+    const revision = this.lastRecorded + 1;
+    await tx.query('INSERT INTO changes (revision, type, mesh, name, operation) VALUES ($1, $2, $3, $4, $5)', [revision, key.type, key.mesh, key.name, operation]);
+    this.lastRecorded = revision;
   }
 
   /**
@@ -380,8 +391,7 @@ export class PostgresResourceStore implements ResourceStore {
    * is kept must read everything again.
    */
   private async prune(tx: Transaction): Promise<void> {
-    const max = await tx.query<{ revision: string | null }>('SELECT max(revision) AS revision FROM changes');
-    const through = Number(max.rows[0]?.revision ?? 0) - this.retainedChanges;
+    const through = this.lastRecorded - this.retainedChanges;
     if (through - this.prunedThrough < PRUNE_STEP) return;
     await tx.query('DELETE FROM changes WHERE revision <= $1', [through]);
     await tx.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [PRUNED_THROUGH, String(through)]);

@@ -1,4 +1,4 @@
-import { bigserial, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 
 /**
  * Every resource of every kind: keyed by (type, mesh, name), mesh '' for global kinds. The spec
@@ -21,11 +21,12 @@ export const resources = pgTable(
 
 /**
  * One row per committed change, in commit order: the revision every instance and every
- * reconnecting consumer resumes from. Old rows are pruned; a consumer from before the oldest
- * kept row reads everything again.
+ * reconnecting consumer resumes from. Writers number revisions under a lock (not from a
+ * sequence, which a rolled-back write would leave a gap in). Old rows are pruned; a consumer
+ * from before the oldest kept row reads everything again.
  */
 export const changes = pgTable('changes', {
-  revision: bigserial('revision', { mode: 'number' }).primaryKey(),
+  revision: bigint('revision', { mode: 'number' }).primaryKey(),
   type: text('type').notNull(),
   mesh: text('mesh').notNull(),
   name: text('name').notNull(),

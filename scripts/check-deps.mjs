@@ -22,6 +22,8 @@ const ALLOWED = {
 const ALLOWED_IN_TESTS = {
   // The end-to-end tests seed insights into the stopped binary's database, and start PostgreSQL.
   '@mesh/zone': ['@mesh/store', '@mesh/store-postgres'],
+  // The API suite runs against both stores.
+  '@mesh/http-api': ['@mesh/store-postgres'],
 };
 
 const internalOf = (dependencies) => Object.keys(dependencies ?? {}).filter((d) => d.startsWith('@mesh/'));

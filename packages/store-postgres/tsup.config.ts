@@ -1,4 +1,4 @@
 import { defineConfig } from 'tsup';
 import { libraryConfig } from '../../tsup.base.js';
 
-export default defineConfig({ ...libraryConfig, entry: ['src/index.ts', 'src/testing/index.ts'] });
+export default defineConfig({ ...libraryConfig, entry: ['src/index.ts', 'src/testing/index.ts', 'src/testing/global-setup.ts'] });

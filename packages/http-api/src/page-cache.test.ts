@@ -1,11 +1,10 @@
-import { SqliteResourceStore } from '@mesh/store';
 import { describe, expect, it } from 'vitest';
 import { AssembledPages, joinItems, ListPageCache } from './page-cache.js';
-import { startApi } from './testing.js';
+import { startApi, openTestStore } from './testing.js';
 
 describe('ListPageCache', () => {
   it('serves a page again until its type changes, whatever else changes', async () => {
-    const store = new SqliteResourceStore({ path: ':memory:' });
+    const store = await openTestStore();
     const cache = new ListPageCache(store);
     let loads = 0;
     const load = async () => ({ items: [`{"n":${++loads}}`], total: 1 });
@@ -19,7 +18,7 @@ describe('ListPageCache', () => {
   });
 
   it('does not keep a page whose type changed while it was loading', async () => {
-    const store = new SqliteResourceStore({ path: ':memory:' });
+    const store = await openTestStore();
     const cache = new ListPageCache(store);
     let loads = 0;
     const racing = async () => {

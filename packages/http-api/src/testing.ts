@@ -4,9 +4,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KINDS, type Mode } from '@mesh/model';
-import { expect } from 'vitest';
+import { expect, inject } from 'vitest';
 import { ResourceManager } from '@mesh/resource-manager';
-import { SqliteResourceStore } from '@mesh/store';
+import { SqliteResourceStore, type ResourceStore } from '@mesh/store';
+import { PostgresResourceStore } from '@mesh/store-postgres';
+import { createDatabase } from '@mesh/store-postgres/testing';
 import { InsightAggregator } from '@mesh/insights';
 import { ProxyConfigService } from '@mesh/proxy-config';
 import { generate } from 'selfsigned';
@@ -44,7 +46,7 @@ export interface RequestOptions {
 export interface TestApi {
   url: string;
   manager: ResourceManager;
-  store: SqliteResourceStore;
+  store: ResourceStore;
   /** Moves the store's clock on (every write is stamped with the clock's time). */
   advanceClock(ms: number): void;
   request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
@@ -59,9 +61,19 @@ export interface TestApi {
 /** The store clock starts here, on a whole second, so timestamps show `.000Z` until moved. */
 export const CLOCK_START = new Date('2024-05-06T07:08:09.000Z');
 
+/**
+ * A store for one test: SQLite in memory, or, in the test project that runs this suite against
+ * PostgreSQL (vitest.config.ts), a new database on the server that project started.
+ */
+export async function openTestStore(now?: () => Date): Promise<ResourceStore> {
+  const postgres = inject('postgres');
+  if (!postgres) return new SqliteResourceStore({ path: ':memory:', ...(now ? { now } : {}) });
+  return PostgresResourceStore.open({ ...postgres, database: await createDatabase(postgres), ...(now ? { now } : {}) });
+}
+
 export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   let now = CLOCK_START.getTime();
-  const store = new SqliteResourceStore({ path: ':memory:', now: () => new Date(now) });
+  const store = await openTestStore(() => new Date(now));
   const mode = options.mode ?? 'standalone';
   const manager = new ResourceManager({ store, mode, apiReadOnly: options.readOnly ?? false, ...(options.zoneName !== undefined ? { zoneName: options.zoneName } : {}) });
   if (options.defaultMesh ?? true) await manager.ensureDefaultMesh();

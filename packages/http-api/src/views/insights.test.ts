@@ -5,9 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { InsightAggregator } from '@mesh/insights';
 import type { Mode } from '@mesh/model';
 import { ResourceManager } from '@mesh/resource-manager';
-import { SqliteResourceStore } from '@mesh/store';
+import type { ResourceStore } from '@mesh/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../api.js';
+import { openTestStore } from '../testing.js';
 import type { ApiContext } from '../context.js';
 
 const T0 = '2024-05-06T07:08:09.000Z';
@@ -16,7 +17,7 @@ const DISCONNECTED = '2024-05-06T07:05:00.000Z';
 
 interface Api {
   url: string;
-  store: SqliteResourceStore;
+  store: ResourceStore;
   get(path: string): Promise<{ status: number; body: any; text: string }>;
   put(path: string, body: unknown): Promise<{ status: number; body: any }>;
   /** Creates a resource straight in the store (insights, or kinds the mode refuses over HTTP). */
@@ -26,7 +27,7 @@ interface Api {
 
 async function startApi(mode: Mode): Promise<Api> {
   const now = () => new Date(T0);
-  const store = new SqliteResourceStore({ path: ':memory:', now });
+  const store = await openTestStore(now);
   const manager = new ResourceManager({ store, mode });
   await manager.ensureDefaultMesh();
   const insights = new InsightAggregator({ store, now });

@@ -2,11 +2,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ResourceManager } from '@mesh/resource-manager';
-import { SqliteResourceStore } from '@mesh/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiApp } from '../api.js';
 import type { ApiContext } from '../context.js';
-import { expectJson, startApi, stdError, type TestApi, type TestApiOptions } from '../testing.js';
+import { expectJson, startApi, stdError, type TestApi, type TestApiOptions, openTestStore } from '../testing.js';
 
 let api: TestApi | undefined;
 let closeServer: (() => Promise<void>) | undefined;
@@ -24,7 +23,7 @@ const start = async (options: TestApiOptions = {}) => (api = await startApi(opti
  * answering `GET path` as `{status, text, body}`.
  */
 async function serveWith(overrides: { effectiveConfig: Record<string, unknown>; mode?: ApiContext['mode'] }) {
-  const store = new SqliteResourceStore({ path: ':memory:' });
+  const store = await openTestStore();
   const mode = overrides.mode ?? 'standalone';
   // A cast, so the test keeps compiling while the context grows fields it does not use.
   const ctx = {

@@ -36,7 +36,7 @@ export interface PostgresServer {
   port: number;
   user: string;
   /** A new empty database on this server. */
-  createDatabase(name?: string): Promise<string>;
+  createDatabase(): Promise<string>;
   /** Stops the server, keeping its data, so clients lose it; `start` brings it back on the same port. */
   halt(): Promise<void>;
   start(): Promise<void>;
@@ -75,21 +75,11 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     await exited;
   };
   await start();
-  let databases = 0;
   return {
     host: admin.host,
     port,
     user: admin.user,
-    async createDatabase(name = `mesh_${process.pid}_${++databases}`) {
-      const client = new pg.Client(admin);
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE "${name}"`);
-      } finally {
-        await client.end();
-      }
-      return name;
-    },
+    createDatabase: () => createDatabase(admin),
     halt,
     start,
     async stop() {
@@ -113,4 +103,17 @@ async function waitUntilAccepting(config: pg.ClientConfig, child: ChildProcess):
     }
   }
   throw new Error('PostgreSQL did not accept connections within 20 s');
+}
+
+/** Creates an empty database on a running server, named uniquely for this process. */
+export async function createDatabase(server: { host: string; port: number; user: string }): Promise<string> {
+  const name = `mesh_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const client = new pg.Client({ host: server.host, port: server.port, user: server.user, database: 'postgres' });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+  return name;
 }

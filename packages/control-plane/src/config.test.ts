@@ -124,7 +124,7 @@ describe('environment variables', () => {
     [{ MESH_DP_SERVER_PORT: '-1' }, 'dpServer.port: port must be in the range [0, 65535], got -1'],
     [{ MESH_ENVIRONMENT: 'mainframe' }, 'environment: must be one of universal, kubernetes, got "mainframe"'],
     [{ MESH_MODE: 'primary' }, 'mode: must be one of standalone, global, zone, got "primary"'],
-    [{ MESH_STORE_TYPE: 'postgres' }, 'store.type: must be one of sqlite, memory, got "postgres"'],
+    [{ MESH_STORE_TYPE: 'mysql' }, 'store.type: must be one of sqlite, memory, postgres, got "mysql"'],
     [{ MESH_MODE: 'zone' }, 'multizone.zone.name: a zone control plane needs a zone name (MESH_MULTIZONE_ZONE_NAME)'],
   ])('refuse a bad value: %j', (env, message) => {
     expect(() => load(env)).toThrow(message);

@@ -76,7 +76,7 @@ function dataplaneInsight(i) {
 
 /** Writes the DataplaneInsights into the (stopped) control plane's SQLite file, in one transaction. */
 async function seedInsights(workDir) {
-  const { SqliteResourceStore } = await import(pathToFileURL(join(root, 'packages', 'store', 'dist', 'index.js')).href);
+  const { SqliteResourceStore } = await import(pathToFileURL(join(root, 'packages', 'store-sqlite', 'dist', 'index.js')).href);
   const store = new SqliteResourceStore({ path: join(workDir, 'mesh.db') });
   try {
     const insights = [];

@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const load = (pkg) => import(pathToFileURL(join(root, 'packages', pkg, 'dist', 'index.js')).href);
 const { decodeSpec, getKind } = await load('model');
-const { SqliteResourceStore } = await load('store');
+const { SqliteResourceStore } = await load('store-sqlite');
 const { indexPolicies, matchPolicies } = await load('policy-matcher');
 const { prepareMeshContext, renderProxyConfig } = await load('xds-renderer');
 const { ProxyConfigService } = await load('proxy-config');

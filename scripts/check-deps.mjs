@@ -1,11 +1,12 @@
-// Keeps the package graph one way: apps -> control-plane -> http-api -> (resource-manager, insights,
-// proxy-config, store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
+// Keeps the package graph one way: apps -> control-plane -> (store-sqlite, store-postgres, http-api) ->
+// (resource-manager, insights, proxy-config, store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ALLOWED = {
   '@mesh/model': [],
   '@mesh/store': ['@mesh/model'],
+  '@mesh/store-sqlite': ['@mesh/model', '@mesh/store'],
   '@mesh/store-postgres': ['@mesh/model', '@mesh/store'],
   '@mesh/policy-matcher': ['@mesh/model'],
   '@mesh/xds-renderer': ['@mesh/model', '@mesh/policy-matcher'],
@@ -13,7 +14,7 @@ const ALLOWED = {
   '@mesh/insights': ['@mesh/model', '@mesh/store'],
   '@mesh/proxy-config': ['@mesh/model', '@mesh/store', '@mesh/policy-matcher', '@mesh/xds-renderer'],
   '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
+  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
 };
@@ -21,9 +22,12 @@ const ALLOWED = {
 // Further packages a package's tests may use (devDependencies only).
 const ALLOWED_IN_TESTS = {
   // The end-to-end tests seed insights into the stopped binary's database, and start PostgreSQL.
-  '@mesh/zone': ['@mesh/store', '@mesh/store-postgres'],
-  // The API suite runs against both stores.
-  '@mesh/http-api': ['@mesh/store-postgres'],
+  '@mesh/zone': ['@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres'],
+  // Tests run on real stores; the API suite on both.
+  '@mesh/http-api': ['@mesh/store-sqlite', '@mesh/store-postgres'],
+  '@mesh/insights': ['@mesh/store-sqlite'],
+  '@mesh/proxy-config': ['@mesh/store-sqlite'],
+  '@mesh/resource-manager': ['@mesh/store-sqlite'],
 };
 
 const internalOf = (dependencies) => Object.keys(dependencies ?? {}).filter((d) => d.startsWith('@mesh/'));

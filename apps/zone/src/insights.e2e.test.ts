@@ -2,7 +2,7 @@
 // their insights (which the xDS server will write) are seeded into the stopped zone's database,
 // and the restarted process computes its figures from what it finds there.
 import { join } from 'node:path';
-import { SqliteResourceStore } from '@mesh/store';
+import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from './testing/process.js';
 

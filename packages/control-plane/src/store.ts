@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { ResourceStore } from '@mesh/store';
 import { connectionConfig, PostgresLeaderElection, PostgresResourceStore, type PostgresStoreOptions } from '@mesh/store-postgres';
-import { SqliteResourceStore } from '@mesh/store';
+import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { parseDurationNanos } from '@mesh/model';
 import type { ControlPlaneConfig } from './config.js';
 

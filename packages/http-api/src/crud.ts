@@ -6,7 +6,7 @@ import { parseJsonBody, readBodyText } from './body.js';
 import type { ApiContext } from './context.js';
 import { sendJson } from './errors.js';
 import { withOperation } from './handler.js';
-import { parseListFilter } from './list-filters.js';
+import { isFiltered, parseListFilter } from './list-filters.js';
 import { ListPageCache, sendCollection } from './page-cache.js';
 import { collectionJson, nextPageUrl, parsePage } from './pagination.js';
 import { kubernetesResourceJson, resourceJson } from './resource-json.js';
@@ -45,8 +45,7 @@ async function listResources(ctx: ApiContext, pages: ListPageCache, kind: AnyKin
     const found = await ctx.manager.list({ type: kind.name, ...(mesh !== undefined ? { mesh } : {}), ...filter, ...page });
     return { items: found.items.map((r) => resourceJson(kind, r)), total: found.total };
   };
-  const unfiltered = filter.nameContains === undefined && filter.where === undefined;
-  if (!unfiltered) {
+  if (isFiltered(filter)) {
     const found = await load();
     sendJson(res, 200, collectionJson(found.items, found.total, nextPageUrl(req, page, found.total)));
     return;

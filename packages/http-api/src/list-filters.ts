@@ -1,34 +1,25 @@
-// Query filters of resource lists (rest-contract §4.3): `name`, `tag`, `gateway`.
+// Query filters of resource lists (rest-contract §4.3): `name`, `tag`, `gateway`, parsed into the
+// store's list filter, which the store evaluates where its data is.
 import { invalidResource, type AnyKind } from '@mesh/model';
-import type { StoredResource } from '@mesh/store';
+import type { ListFilter } from '@mesh/store';
 import type { Request } from 'express';
 import { queryValues } from './query.js';
 
-export interface ListFilter {
-  nameContains?: string;
-  where?: (resource: StoredResource) => boolean;
-}
+export type { ListFilter } from '@mesh/store';
 
 /** `tag=key:value` (split at the first ':'; repeated keys: the last wins; no ':' ignored). */
-function parseTagFilter(values: string[]): Map<string, string> {
-  const wanted = new Map<string, string>();
+function parseTagFilter(values: string[]): Record<string, string> {
+  const wanted: Record<string, string> = {};
   for (const value of values) {
     const at = value.indexOf(':');
     if (at === -1) continue;
-    wanted.set(value.slice(0, at), value.slice(at + 1));
+    // An own data property, whatever the key (`__proto__` included).
+    Object.defineProperty(wanted, value.slice(0, at), { value: value.slice(at + 1), enumerable: true, writable: true, configurable: true });
   }
   return wanted;
 }
 
-/** One tag set holds every wanted key, each value containing the wanted one (or wanted `*`). */
-const tagSetMatches = (tags: Record<string, string>, wanted: Map<string, string>): boolean =>
-  [...wanted].every(([key, value]) => {
-    // Own keys only: `constructor` or `__proto__` are no tags of anything.
-    const actual = Object.hasOwn(tags, key) ? tags[key] : undefined;
-    return typeof actual === 'string' && (value === '*' || actual.includes(value));
-  });
-
-const GATEWAY_FILTERS = new Set(['true', 'false', 'builtin', 'delegated']);
+const GATEWAY_FILTERS: Record<string, ListFilter['gateway']> = { true: 'any', false: 'none', builtin: 'builtin', delegated: 'delegated' };
 
 /**
  * The filters of a list request. `routeTemplate` names the route in the reference's error for a
@@ -38,30 +29,23 @@ export function parseListFilter(req: Request, kind: AnyKind, routeTemplate: stri
   const filter: ListFilter = {};
   const name = queryValues(req.query.name)[0];
   if (name) filter.nameContains = name;
-  const predicates: Array<(spec: Record<string, unknown>) => boolean> = [];
 
-  const tagSets = kind.tagSets;
-  if (tagSets) {
+  if (kind.tagSets) {
     const wanted = parseTagFilter(queryValues(req.query.tag));
-    if (wanted.size > 0) predicates.push((spec) => tagSets(spec).some((tags) => tagSetMatches(tags, wanted)));
+    if (Object.keys(wanted).length > 0) filter.tags = wanted;
   }
 
-  const gatewayType = kind.gatewayType;
-  if (gatewayType) {
+  if (kind.gatewayType) {
     const gateway = (queryValues(req.query.gateway)[0] ?? '').toLowerCase();
-    if (gateway !== '' && !GATEWAY_FILTERS.has(gateway)) {
-      throw invalidResource([{ field: `${routeTemplate}.gateway`, message: `shoud use \`true\`, \`false\`, 'builtin' or 'delegated' instead of ${gateway}` }]);
+    if (gateway !== '') {
+      if (!Object.hasOwn(GATEWAY_FILTERS, gateway)) {
+        throw invalidResource([{ field: `${routeTemplate}.gateway`, message: `shoud use \`true\`, \`false\`, 'builtin' or 'delegated' instead of ${gateway}` }]);
+      }
+      filter.gateway = GATEWAY_FILTERS[gateway];
     }
-    if (gateway === 'true') predicates.push((spec) => gatewayType(spec) !== undefined);
-    else if (gateway === 'false') predicates.push((spec) => gatewayType(spec) === undefined);
-    else if (gateway !== '') predicates.push((spec) => gatewayType(spec) === gateway);
-  }
-
-  if (predicates.length > 0) {
-    filter.where = (resource) => {
-      const spec = JSON.parse(resource.spec) as Record<string, unknown>;
-      return predicates.every((matches) => matches(spec));
-    };
   }
   return filter;
 }
+
+/** Whether a list request filters at all (unfiltered pages are served from a cache). */
+export const isFiltered = (filter: ListFilter): boolean => filter.nameContains !== undefined || filter.tags !== undefined || filter.gateway !== undefined;

@@ -1,4 +1,4 @@
-import { SqliteResourceStore } from '@mesh/store';
+import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InsightAggregator } from './aggregator.js';
 

@@ -8,7 +8,8 @@ import {
   type PoliciesByKind,
   routesInUse,
 } from '@mesh/policy-matcher';
-import { type ResourceKey, SqliteResourceStore } from '@mesh/store';
+import type { ResourceKey } from '@mesh/store';
+import { SqliteResourceStore } from '@mesh/store-sqlite';
 import {
   type MeshContext,
   prepareMeshContext,

@@ -1,6 +1,6 @@
 import { getKind } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
-import { SqliteResourceStore } from '@mesh/store';
+import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { generate } from 'selfsigned';
 import { describe, expect, it } from 'vitest';
 import { ResourceManager } from './manager.js';

@@ -1,6 +1,6 @@
 // The one write path by origin: what the API, the control plane itself and zone sync may write where.
 import { getKind, type Mode } from '@mesh/model';
-import { SqliteResourceStore } from '@mesh/store';
+import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { describe, expect, it } from 'vitest';
 import { ADMIN, ANONYMOUS } from './access.js';
 import { ResourceManager } from './manager.js';

@@ -1,2 +1,2 @@
-export { connectionConfig, PostgresResourceStore, type BatchWrite, type Change, type ChangesSince, type PostgresStoreOptions } from './postgres-store.js';
+export { connectionConfig, PostgresResourceStore, type PostgresStoreOptions } from './postgres-store.js';
 export { PostgresLeaderElection, type LeaderElectionOptions } from './leader.js';

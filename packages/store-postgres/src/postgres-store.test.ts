@@ -1,5 +1,6 @@
 // The PostgreSQL store against a real server started for these tests. Without the server
 // binaries the tests are skipped outside CI; CI installs them (.ci/run), so there they run.
+import { describeResourceStore } from '@mesh/store/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresResourceStore, type PostgresStoreOptions } from './postgres-store.js';
 import { findPostgresBinaries, startPostgresServer, type PostgresServer } from './testing/index.js';
@@ -53,7 +54,7 @@ describe.skipIf(!available)('PostgresResourceStore', () => {
   it('numbers every change with a store-wide revision, kept across a reopen', async () => {
     const { store, database } = await open();
     const seen: number[] = [];
-    store.onChange((change) => seen.push((change as unknown as { revision: number }).revision));
+    store.onChange((change) => seen.push(change.revision));
     await store.create(route('a'));
     await store.createMissing([route('b'), route('a'), route('c')]);
     await store.create({ type: 'Mesh', mesh: '', name: 'default', spec: '{}' });
@@ -139,4 +140,19 @@ describe.skipIf(!available)('PostgresLeaderElection', () => {
       await server.stop();
     }
   }, 60_000);
+});
+
+describe.skipIf(!available)('the shared store suite on PostgreSQL', () => {
+  let server: PostgresServer;
+  beforeAll(async () => {
+    server = await startPostgresServer();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  }, 60_000);
+  describeResourceStore({ describe, it, expect }, 'PostgresResourceStore', async (options = {}) => {
+    const database = await server.createDatabase();
+    const connect = (extra: object) => PostgresResourceStore.open({ host: server.host, port: server.port, user: server.user, database, ...extra });
+    return { store: await connect(options), reopen: () => connect({}) };
+  });
 });

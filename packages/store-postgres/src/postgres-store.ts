@@ -1,18 +1,20 @@
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { DomainError, resourceAlreadyExists, resourceConflict, resourceNotFound, storeUnavailable } from '@mesh/model';
-import type {
-  ChangeListener,
-  ListPage,
-  ListQuery,
-  NewResource,
-  ResourceChange,
-  ResourceKey,
-  ResourceStore,
-  ResourceUpdate,
-  StoredResource,
+import {
+  ResourceIndex,
+  type BatchWrite,
+  type ChangeListener,
+  type ChangesSince,
+  type ListPage,
+  type ListQuery,
+  type NewResource,
+  type ResourceChange,
+  type ResourceKey,
+  type ResourceStore,
+  type ResourceUpdate,
+  type StoredResource,
 } from '@mesh/store';
-import { ResourceIndex } from '@mesh/store';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
@@ -47,9 +49,6 @@ export interface PostgresStoreOptions {
   onAvailabilityChange?: (available: boolean) => void;
 }
 
-export type BatchWrite = { operation: 'upsert'; resource: NewResource } | { operation: 'delete'; key: ResourceKey };
-export type Change = ResourceChange & { revision: number };
-export type ChangesSince = { resync: false; changes: Change[]; revision: number } | { resync: true; revision: number };
 
 type Row = {
   type: string;
@@ -186,7 +185,7 @@ export class PostgresResourceStore implements ResourceStore {
     });
   }
 
-  async writeBatch(writes: BatchWrite[]): Promise<Change[]> {
+  async writeBatch(writes: BatchWrite[]): Promise<ResourceChange[]> {
     const from = this.applied;
     let last = from;
     await this.write(async (tx) => {

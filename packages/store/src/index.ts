@@ -1,3 +1,2 @@
 export type * from './store.js';
-export { SqliteResourceStore, type SqliteStoreOptions } from './sqlite-store.js';
-export { ResourceIndex } from './resource-index.js';
+export { ResourceIndex, listFilterOf } from './resource-index.js';

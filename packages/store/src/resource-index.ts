@@ -1,5 +1,6 @@
+import { findKind, type AnyKind } from '@mesh/model';
 import { SortedKeys } from './sorted-keys.js';
-import type { ListPage, ListQuery, ResourceKey, StoredResource } from './store.js';
+import type { ListFilter, ListPage, ListQuery, ResourceKey, StoredResource } from './store.js';
 
 /** The resources of one type: their (mesh, name) order, and each by its composed key. */
 interface TypeIndex {
@@ -26,7 +27,7 @@ export class ResourceIndex {
     const index = this.types.get(query.type);
     if (!index) return { items: [], total: 0 };
     const [start, end] = index.keys.range(query.mesh);
-    if (query.nameContains === undefined && query.where === undefined) {
+    if (!isFiltered(query)) {
       // Unfiltered: the page is a slice of the ordered keys, whatever the offset.
       const first = start + query.offset;
       const last = query.size === 0 ? end : Math.min(end, first + query.size);
@@ -34,12 +35,11 @@ export class ResourceIndex {
       for (let at = first; at < last; at++) items.push(index.byKey.get(index.keys.at(at)!)!);
       return { items, total: end - start };
     }
+    const matches = listFilterOf(query);
     const matching: StoredResource[] = [];
     for (let at = start; at < end; at++) {
       const resource = index.byKey.get(index.keys.at(at)!)!;
-      if (query.nameContains && !resource.name.includes(query.nameContains)) continue;
-      if (query.where && !query.where(resource)) continue;
-      matching.push(resource);
+      if (matches(resource)) matching.push(resource);
     }
     const last = query.size === 0 ? undefined : query.offset + query.size;
     return { items: matching.slice(query.offset, last), total: matching.length };
@@ -85,4 +85,50 @@ export class ResourceIndex {
     }
     return index;
   }
+}
+
+const isFiltered = (filter: ListFilter): boolean => filter.nameContains !== undefined || filter.tags !== undefined || filter.gateway !== undefined;
+
+// Stored resources are immutable and shared, so each one's spec is parsed once for filtering.
+const parsedSpecs = new WeakMap<StoredResource, Record<string, unknown>>();
+function specOf(resource: StoredResource): Record<string, unknown> {
+  let spec = parsedSpecs.get(resource);
+  if (!spec) {
+    spec = JSON.parse(resource.spec) as Record<string, unknown>;
+    parsedSpecs.set(resource, spec);
+  }
+  return spec;
+}
+
+/** One tag set holds every wanted key, each value containing the wanted one (or wanted `*`). */
+const tagSetMatches = (tags: Record<string, string>, wanted: Array<[string, string]>): boolean =>
+  wanted.every(([key, value]) => {
+    // Own keys only: `constructor` or `__proto__` are no tags of anything.
+    const actual = Object.hasOwn(tags, key) ? tags[key] : undefined;
+    return typeof actual === 'string' && (value === '*' || actual.includes(value));
+  });
+
+/**
+ * The predicate of a list filter over stored resources of one type. Tag and gateway filters
+ * read the kind's descriptor; a kind without tag sets or gateways ignores them.
+ */
+export function listFilterOf(query: ListFilter & { type: string }): (resource: StoredResource) => boolean {
+  const kind: AnyKind | undefined = findKind(query.type);
+  const checks: Array<(resource: StoredResource) => boolean> = [];
+  if (query.nameContains) {
+    const part = query.nameContains;
+    checks.push((resource) => resource.name.includes(part));
+  }
+  const tagSets = kind?.tagSets;
+  const wanted = Object.entries(query.tags ?? {});
+  if (tagSets && wanted.length > 0) checks.push((resource) => tagSets(specOf(resource)).some((tags) => tagSetMatches(tags, wanted)));
+  const gatewayType = kind?.gatewayType;
+  const gateway = query.gateway;
+  if (gatewayType && gateway) {
+    checks.push((resource) => {
+      const type = gatewayType(specOf(resource));
+      return gateway === 'any' ? type !== undefined : gateway === 'none' ? type === undefined : type === gateway;
+    });
+  }
+  return (resource) => checks.every((check) => check(resource));
 }

@@ -30,14 +30,23 @@ export interface ResourceUpdate extends ResourceKey {
   labels?: Record<string, string>;
 }
 
-export interface ListQuery {
+/** Filters of a list, as data, so a store can evaluate them where its data is. */
+export interface ListFilter {
+  /** Case-sensitive substring of the name. */
+  nameContains?: string;
+  /**
+   * Some tag set of the resource (its kind's `tagSets`) holds every key, each value containing
+   * the wanted one, or any value when the wanted one is `*`.
+   */
+  tags?: Record<string, string>;
+  /** The kind's `gatewayType`: `any` has a gateway, `none` has none, or that type. */
+  gateway?: 'any' | 'none' | 'builtin' | 'delegated';
+}
+
+export interface ListQuery extends ListFilter {
   type: string;
   /** Only this mesh; all meshes when absent. */
   mesh?: string;
-  /** Case-sensitive substring of the name. */
-  nameContains?: string;
-  /** Further filtering on the stored resource (tags of a dataplane, say). */
-  where?: (resource: StoredResource) => boolean;
   /** Index of the first item in (mesh, name) order after filtering. */
   offset: number;
   /** Page size; 0 means every item. */
@@ -54,14 +63,26 @@ export type ChangeOperation = 'create' | 'update' | 'delete';
 
 export interface ResourceChange extends ResourceKey {
   operation: ChangeOperation;
+  /** Store-wide, strictly increasing and persisted: one per committed change, with no gap. */
+  revision: number;
 }
+
+/** One write of a batch: create or replace whatever is stored, or delete (a missing key is skipped). */
+export type BatchWrite = { operation: 'upsert'; resource: NewResource } | { operation: 'delete'; key: ResourceKey };
+
+/**
+ * The changes after a revision, oldest first, up to `revision`; or, when the store no longer
+ * keeps changes that old, word that the consumer must read everything again.
+ */
+export type ChangesSince = { resync: false; changes: ResourceChange[]; revision: number } | { resync: true; revision: number };
 
 export type ChangeListener = (change: ResourceChange) => void;
 
 /**
  * Persistence of resources. Reads return stored JSON text; writes are atomic; every committed
- * write is announced to change listeners, which derived state (insights, proxy configuration,
- * zone sync) subscribes to instead of polling.
+ * write gets the next store revision and is announced to change listeners in revision order,
+ * which derived state (insights, proxy configuration, zone sync) subscribes to instead of
+ * polling. A consumer that remembers the last revision it saw resumes with `changesSince`.
  */
 export interface ResourceStore {
   get(key: ResourceKey): Promise<StoredResource | undefined>;
@@ -77,6 +98,12 @@ export interface ResourceStore {
   createMissing(resources: NewResource[]): Promise<StoredResource[]>;
   /** Deletes a mesh and every resource it owns, atomically. Fails with `not_found`. */
   deleteMesh(mesh: string): Promise<void>;
+  /** Several writes in one transaction: all or none; one change per effective write. */
+  writeBatch(writes: BatchWrite[]): Promise<ResourceChange[]>;
+  /** The revision of the last committed change; 0 for a store that never changed. */
+  currentRevision(): Promise<number>;
+  /** Changes committed after `revision`, oldest first, at most `limit` (1000 by default). */
+  changesSince(revision: number, limit?: number): Promise<ChangesSince>;
   getSetting(key: string): Promise<string | undefined>;
   putSetting(key: string, value: string): Promise<void>;
   onChange(listener: ChangeListener): () => void;

@@ -31,17 +31,14 @@ async function listSelectedDataplanes(ctx: ApiContext, kind: AnyKind, req: Reque
   const spec = JSON.parse(policy.spec) as SelectingSpec;
   const selectors = kind.selection === 'selectors' ? (spec.selectors ?? []) : [...(spec.sources ?? []), ...(spec.destinations ?? [])];
   const name = nameFilter(req);
-  const found = await ctx.manager.list({
-    type: dataplaneKind.name,
-    mesh: params.mesh!,
-    ...(name ? { nameContains: name } : {}),
-    where: (dataplane) => selectsDataplane(selectors, JSON.parse(dataplane.spec) as DataplaneSpec),
-    ...page,
-  });
-  const items = found.items.map((dataplane) => ({ type: dataplaneKind.name, mesh: dataplane.mesh, name: dataplane.name }));
-  const next = nextPageUrl(req, page, found.total);
+  // Selection by a policy's selectors is this view's own question, not a list filter: it pages what it selects.
+  const candidates = await ctx.manager.list({ type: dataplaneKind.name, mesh: params.mesh!, ...(name ? { nameContains: name } : {}), offset: 0, size: 0 });
+  const selected = candidates.items.filter((dataplane) => selectsDataplane(selectors, JSON.parse(dataplane.spec) as DataplaneSpec));
+  const pageItems = page.size === 0 ? selected.slice(page.offset) : selected.slice(page.offset, page.offset + page.size);
+  const items = pageItems.map((dataplane) => ({ type: dataplaneKind.name, mesh: dataplane.mesh, name: dataplane.name }));
+  const next = nextPageUrl(req, page, selected.length);
   // `next` is left out on the last page, as the reference's response type omits it.
-  sendJson(res, 200, JSON.stringify({ total: found.total, items, ...(next !== null ? { next } : {}) }));
+  sendJson(res, 200, JSON.stringify({ total: selected.length, items, ...(next !== null ? { next } : {}) }));
 }
 
 export function addPolicyDataplanesRoutes(table: RouteTable, ctx: ApiContext): void {

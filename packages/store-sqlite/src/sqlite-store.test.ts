@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteResourceStore } from './sqlite-store.js';
-import type { ResourceChange } from './store.js';
+import type { ResourceChange } from '@mesh/store';
+import { describeResourceStore } from '@mesh/store/testing';
 
 const dirs: string[] = [];
 const tempFile = () => {
@@ -80,11 +81,11 @@ describe('SqliteResourceStore', () => {
     expect(await store.count('TrafficRoute', 'm1')).toBe(237);
   });
 
-  it('filters by name substring and predicate before paging', async () => {
+  it('filters by name substring before paging', async () => {
     const store = new SqliteResourceStore({ path: ':memory:' });
     await store.createMissing(['web-1', 'web-2', 'api-1', 'web-3'].map((n) => route('default', n, JSON.stringify({ n }))));
-    const page = await store.list({ type: 'TrafficRoute', mesh: 'default', nameContains: 'web', where: (r) => r.name !== 'web-2', offset: 1, size: 1 });
-    expect(page).toMatchObject({ total: 2, items: [{ name: 'web-3' }] });
+    const page = await store.list({ type: 'TrafficRoute', mesh: 'default', nameContains: 'web', offset: 2, size: 1 });
+    expect(page).toMatchObject({ total: 3, items: [{ name: 'web-3' }] });
   });
 
   it('deletes a mesh with everything it owns and announces each deletion', async () => {
@@ -132,4 +133,9 @@ describe('SqliteResourceStore', () => {
     await store.create(route('default', 'b'));
     expect(changes.map((c) => c.operation)).toEqual(['create', 'update', 'delete']);
   });
+});
+
+describeResourceStore({ describe, it, expect }, 'SqliteResourceStore', async (options = {}) => {
+  const path = tempFile();
+  return { store: new SqliteResourceStore({ path, ...options }), reopen: async () => new SqliteResourceStore({ path }) };
 });

@@ -24,3 +24,15 @@ export const settings = sqliteTable('settings', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
 });
+
+/**
+ * One row per committed change, in commit order: the revision consumers resume from. Old rows
+ * are pruned; a consumer from before the oldest kept row reads everything again.
+ */
+export const changes = sqliteTable('changes', {
+  revision: integer('revision').primaryKey(),
+  type: text('type').notNull(),
+  mesh: text('mesh').notNull(),
+  name: text('name').notNull(),
+  operation: text('operation').notNull(),
+});

@@ -1,0 +1,1 @@
+export { SqliteResourceStore, type SqliteStoreOptions } from './sqlite-store.js';

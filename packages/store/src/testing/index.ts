@@ -1,0 +1,1 @@
+export { describeResourceStore, type OpenTestStore, type TestFunctions, type TestStoreOptions } from './store-suite.js';

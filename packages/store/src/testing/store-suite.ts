@@ -1,0 +1,165 @@
+// The behaviour every ResourceStore implementation must have, as one vitest suite that each
+// implementation runs against its real database.
+import type * as vitest from 'vitest';
+import type { ResourceChange, ResourceStore } from '../store.js';
+
+/**
+ * The test functions of the calling test file: this module is loaded from its built output,
+ * outside the test runner's module graph, so it must not import them itself.
+ */
+export type TestFunctions = Pick<typeof vitest, 'describe' | 'it' | 'expect'>;
+
+export interface TestStoreOptions {
+  now?: () => Date;
+  /** Change-log rows kept. */
+  retainedChanges?: number;
+}
+
+/** Opens a store on a new, empty database; `reopen` opens another store on the same database. */
+export type OpenTestStore = (options?: TestStoreOptions) => Promise<{ store: ResourceStore; reopen: () => Promise<ResourceStore> }>;
+
+const route = (mesh: string, name: string, spec = '{}') => ({ type: 'TrafficRoute', mesh, name, spec });
+const key = (mesh: string, name: string) => ({ type: 'TrafficRoute', mesh, name });
+const dataplane = (name: string, tags: Record<string, string>, gateway?: 'BUILTIN' | 'DELEGATED') => ({
+  type: 'Dataplane',
+  mesh: 'default',
+  name,
+  spec: JSON.stringify({
+    networking: gateway ? { address: '10.0.0.1', gateway: { tags, type: gateway } } : { address: '10.0.0.1', inbound: [{ port: 80, tags }] },
+  }),
+});
+
+export function describeResourceStore({ describe, it, expect }: TestFunctions, name: string, open: OpenTestStore): void {
+  describe(`${name}: the ResourceStore contract`, () => {
+    it('creates, reads, updates with optimistic concurrency and deletes, with timestamps and labels', async () => {
+      let clock = new Date('2026-01-01T00:00:00.000Z');
+      const { store } = await open({ now: () => clock });
+      const created = await store.create({ ...route('default', 'r1', '{"a":1}'), labels: { team: 'x' } });
+      expect(created).toMatchObject({ version: 1, labels: { team: 'x' }, creationTime: '2026-01-01T00:00:00.000Z', modificationTime: '2026-01-01T00:00:00.000Z' });
+      clock = new Date('2026-01-01T00:00:05.500Z');
+      const updated = await store.update({ ...route('default', 'r1', '{"a":2}'), version: 1 });
+      expect(updated).toMatchObject({ spec: '{"a":2}', version: 2, labels: {}, creationTime: '2026-01-01T00:00:00.000Z', modificationTime: '2026-01-01T00:00:05.500Z' });
+      expect(await store.get(key('default', 'r1'))).toEqual(updated);
+      await expect(store.create(route('default', 'r1'))).rejects.toMatchObject({ code: 'already_exists' });
+      await expect(store.update({ ...route('default', 'r1'), version: 1 })).rejects.toMatchObject({ code: 'conflict' });
+      await expect(store.update({ ...route('default', 'nope'), version: 1 })).rejects.toMatchObject({ code: 'not_found' });
+      await store.delete(key('default', 'r1'));
+      await expect(store.delete(key('default', 'r1'))).rejects.toMatchObject({ code: 'not_found' });
+      expect(await store.get(key('default', 'r1'))).toBeUndefined();
+      await store.close();
+    });
+
+    it('lists in (mesh, name) order with paging, totals and counts', async () => {
+      const { store } = await open();
+      for (const [mesh, name] of [['b', 'x'], ['a', 'z'], ['a', 'y'], ['b', 'w']] as const) await store.create(route(mesh, name));
+      const all = await store.list({ type: 'TrafficRoute', offset: 0, size: 0 });
+      expect(all.items.map((r) => `${r.mesh}/${r.name}`)).toEqual(['a/y', 'a/z', 'b/w', 'b/x']);
+      const page = await store.list({ type: 'TrafficRoute', offset: 1, size: 2 });
+      expect([page.total, page.items.map((r) => r.name)]).toEqual([4, ['z', 'w']]);
+      expect((await store.list({ type: 'TrafficRoute', mesh: 'b', offset: 0, size: 1 })).items.map((r) => r.name)).toEqual(['w']);
+      expect([await store.count('TrafficRoute'), await store.count('TrafficRoute', 'a'), await store.count('Timeout')]).toEqual([4, 2, 0]);
+      await store.close();
+    });
+
+    it('filters lists by name, tags and gateway, as data', async () => {
+      const { store } = await open();
+      await store.create(dataplane('web-1', { 'mesh.io/service': 'web', version: 'v1' }));
+      await store.create(dataplane('web-2', { 'mesh.io/service': 'web', version: 'v2' }));
+      await store.create(dataplane('edge', { 'mesh.io/service': 'edge' }, 'BUILTIN'));
+      const names = async (filter: object) => (await store.list({ type: 'Dataplane', offset: 0, size: 0, ...filter })).items.map((r) => r.name);
+      expect(await names({ nameContains: 'web' })).toEqual(['web-1', 'web-2']);
+      expect(await names({ tags: { 'mesh.io/service': 'web', version: '2' } })).toEqual(['web-2']);
+      expect(await names({ tags: { version: '*' } })).toEqual(['web-1', 'web-2']);
+      expect(await names({ tags: { constructor: '*' } })).toEqual([]);
+      expect(await names({ gateway: 'any' })).toEqual(['edge']);
+      expect(await names({ gateway: 'none' })).toEqual(['web-1', 'web-2']);
+      expect(await names({ gateway: 'delegated' })).toEqual([]);
+      const page = await store.list({ type: 'Dataplane', offset: 1, size: 1, nameContains: 'web' });
+      expect([page.total, page.items.map((r) => r.name)]).toEqual([2, ['web-2']]);
+      await store.close();
+    });
+
+    it('numbers every committed change with the next revision, announced in order, kept across a reopen', async () => {
+      const { store, reopen } = await open();
+      const seen: ResourceChange[] = [];
+      store.onChange((change) => seen.push(change));
+      await store.create(route('default', 'a'));
+      await store.createMissing([route('default', 'b'), route('default', 'a'), route('default', 'c')]);
+      await store.update({ ...route('default', 'a', '{"x":1}'), version: 1 });
+      await expect(store.create(route('default', 'b'))).rejects.toMatchObject({ code: 'already_exists' });
+      await store.create({ type: 'Mesh', mesh: '', name: 'default', spec: '{}' });
+      await store.deleteMesh('default');
+      expect(seen.map((c) => [c.revision, c.operation, c.type, c.name])).toEqual([
+        [1, 'create', 'TrafficRoute', 'a'],
+        [2, 'create', 'TrafficRoute', 'b'],
+        [3, 'create', 'TrafficRoute', 'c'],
+        [4, 'update', 'TrafficRoute', 'a'],
+        [5, 'create', 'Mesh', 'default'],
+        [6, 'delete', 'Mesh', 'default'],
+        [7, 'delete', 'TrafficRoute', 'a'],
+        [8, 'delete', 'TrafficRoute', 'b'],
+        [9, 'delete', 'TrafficRoute', 'c'],
+      ]);
+      expect(await store.currentRevision()).toBe(9);
+      await store.close();
+
+      const again = await reopen();
+      expect(await again.currentRevision()).toBe(9);
+      const since = await again.changesSince(6);
+      expect(since).toEqual({ resync: false, revision: 9, changes: seen.slice(6) });
+      expect(await again.changesSince(9)).toEqual({ resync: false, revision: 9, changes: [] });
+      expect(await again.changesSince(0, 2)).toMatchObject({ resync: false, revision: 2 });
+      await again.create(route('default', 'd'));
+      expect(await again.currentRevision()).toBe(10);
+      await again.close();
+    });
+
+    it('writes a batch in one transaction: all or nothing, one change per effective write', async () => {
+      const { store } = await open();
+      const created = await store.create({ ...route('default', 'a'), labels: { keep: 'no' } });
+      const seen: number[] = [];
+      store.onChange((change) => seen.push(change.revision));
+      const changes = await store.writeBatch([
+        { operation: 'upsert', resource: { ...route('default', 'a', '{"y":2}'), labels: { from: 'zone' } } },
+        { operation: 'upsert', resource: route('default', 'b') },
+        { operation: 'delete', key: key('default', 'missing') },
+        { operation: 'delete', key: key('default', 'b') },
+      ]);
+      expect(changes.map((c) => [c.revision, c.operation, c.name])).toEqual([
+        [2, 'update', 'a'],
+        [3, 'create', 'b'],
+        [4, 'delete', 'b'],
+      ]);
+      expect(seen).toEqual([2, 3, 4]);
+      expect(await store.get(key('default', 'a'))).toMatchObject({ spec: '{"y":2}', version: 2, labels: { from: 'zone' }, creationTime: created.creationTime });
+      const broken = { ...route('default', 'd'), spec: null as unknown as string };
+      await expect(store.writeBatch([{ operation: 'upsert', resource: route('default', 'c') }, { operation: 'upsert', resource: broken }])).rejects.toThrow();
+      expect(await store.get(key('default', 'c'))).toBeUndefined();
+      expect(seen).toEqual([2, 3, 4]);
+      // Nothing was numbered for the refused batch: the next change is the next revision.
+      await store.create(route('default', 'e'));
+      expect(await store.changesSince(4)).toMatchObject({ resync: false, changes: [{ revision: 5, name: 'e' }] });
+      await store.close();
+    });
+
+    it('tells a consumer from before the kept change log to read everything again', async () => {
+      const { store } = await open({ retainedChanges: 10 });
+      await store.createMissing(Array.from({ length: 1020 }, (_, i) => route('default', `r-${String(i).padStart(4, '0')}`)));
+      await store.create(route('default', 'last'));
+      expect(await store.changesSince(0)).toEqual({ resync: true, revision: 1021 });
+      expect(await store.changesSince(1020)).toMatchObject({ resync: false, changes: [{ revision: 1021, name: 'last' }] });
+      await store.close();
+    });
+
+    it('keeps settings', async () => {
+      const { store, reopen } = await open();
+      expect(await store.getSetting('clusterId')).toBeUndefined();
+      await store.putSetting('clusterId', 'one');
+      await store.putSetting('clusterId', 'two');
+      await store.close();
+      const again = await reopen();
+      expect(await again.getSetting('clusterId')).toBe('two');
+      await again.close();
+    });
+  });
+}

@@ -1,9 +1,11 @@
+import { DomainError } from '@mesh/model';
 import express, { type Express, type Request, type Response } from 'express';
+import { authenticate } from './access.js';
 import { applyCors } from './cors.js';
 import type { ApiContext } from './context.js';
 import { addCrudRoutes } from './crud.js';
 import { addViewRoutes } from './views/index.js';
-import { sendError } from './errors.js';
+import { sendDomainError, sendError } from './errors.js';
 import { allowedMethods, RouteTable, type Method } from './route-table.js';
 
 export type { ApiContext, ControlPlaneInfo, Logger } from './context.js';
@@ -48,6 +50,13 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
     }
     if (!acceptsJson(req)) {
       sendError(res, 406, 'Not Acceptable', 'Not Acceptable. Available representations: application/json');
+      return;
+    }
+    try {
+      authenticate(req, ctx.access);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      sendDomainError(res, 'get', error);
       return;
     }
     Promise.resolve(handler(req, res, match.params)).catch(next);

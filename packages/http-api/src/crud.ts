@@ -1,7 +1,7 @@
 // The CRUD surface of every kind, generated from the registry (rest-contract §3, §4).
 import { invalidResource, KINDS, methodNotAllowed, resourceNotFound, type AnyKind } from '@mesh/model';
 import type { Request, Response } from 'express';
-import { identifyCaller, requireAccess } from './access.js';
+import { callerOf, requireAccess } from './access.js';
 import { parseJsonBody, readBodyText } from './body.js';
 import type { ApiContext } from './context.js';
 import { sendJson } from './errors.js';
@@ -38,7 +38,7 @@ export function addCrudRoutes(table: RouteTable, ctx: ApiContext): void {
 const meshOf = (kind: AnyKind, params: Params) => (kind.scope === 'mesh' ? params.mesh! : '');
 
 async function listResources(ctx: ApiContext, pages: ListPageCache, kind: AnyKind, template: string, req: Request, res: Response, mesh: string | undefined) {
-  requireAccess(identifyCaller(req, ctx.access), kind);
+  requireAccess(callerOf(req), kind);
   const page = parsePage(req);
   const filter = parseListFilter(req, kind, template);
   const load = async () => {
@@ -55,7 +55,7 @@ async function listResources(ctx: ApiContext, pages: ListPageCache, kind: AnyKin
 }
 
 async function getResource(ctx: ApiContext, kind: AnyKind, req: Request, res: Response, params: Params) {
-  requireAccess(identifyCaller(req, ctx.access), kind);
+  requireAccess(callerOf(req), kind);
   const format = typeof req.query.format === 'string' ? req.query.format : '';
   if (!FORMATS.has(format)) {
     throw invalidResource([{ field: '', message: '"format" must be one of ["k8s", "kubernetes", "universal"]' }], 'invalid format');
@@ -68,7 +68,7 @@ async function getResource(ctx: ApiContext, kind: AnyKind, req: Request, res: Re
 async function putResource(ctx: ApiContext, kind: AnyKind, req: Request, res: Response, params: Params) {
   // Refused before the body is read: a read-only kind gets 405 whatever was sent.
   if (!ctx.manager.isWritableViaApi(kind)) throw methodNotAllowed();
-  const caller = identifyCaller(req, ctx.access);
+  const caller = callerOf(req);
   const body = parseJsonBody(await readBodyText(req), kind.name);
   const result = await ctx.manager.apply(kind, { mesh: meshOf(kind, params), name: params.name! }, body, { caller });
   sendJson(res, result.created ? 201 : 200, result.warnings.length > 0 ? JSON.stringify({ warnings: result.warnings }) : '{}');
@@ -76,7 +76,7 @@ async function putResource(ctx: ApiContext, kind: AnyKind, req: Request, res: Re
 
 async function deleteResource(ctx: ApiContext, kind: AnyKind, req: Request, res: Response, params: Params) {
   if (!ctx.manager.isWritableViaApi(kind)) throw methodNotAllowed();
-  const caller = identifyCaller(req, ctx.access);
+  const caller = callerOf(req);
   await ctx.manager.remove(kind, { mesh: meshOf(kind, params), name: params.name! }, { caller });
   sendJson(res, 200, '{}');
 }

@@ -3,7 +3,6 @@
 import { zoneStatus, type MeshInsight, type ServiceInsight, type StoredZone, type StoredZoneInsight } from '@mesh/insights';
 import { DomainError, isInsightKind, KINDS, resourceNotFound, zoneInsightKind, zoneKind } from '@mesh/model';
 import type { Request, Response } from 'express';
-import { identifyCaller } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
@@ -17,7 +16,6 @@ const pageOf = <T>(items: readonly T[], page: Page): readonly T[] => items.slice
 
 /** Aggregates reflect every write made before the request. */
 async function readInsights(ctx: ApiContext, req: Request) {
-  identifyCaller(req, ctx.access);
   await ctx.insights.settled();
   return ctx.insights;
 }
@@ -94,7 +92,6 @@ async function getServiceInsight(ctx: ApiContext, req: Request, res: Response, p
 
 /** `/global-insights`: how many of each global kind exist (insights left out). */
 async function countGlobalResources(ctx: ApiContext, req: Request, res: Response) {
-  identifyCaller(req, ctx.access);
   const kinds = KINDS.filter((kind) => kind.scope === 'global' && !isInsightKind(kind)).sort((a, b) => (a.name < b.name ? -1 : 1));
   const resources: Record<string, { total: number }> = {};
   for (const kind of kinds) resources[kind.name] = { total: await ctx.manager.store.count(kind.name) };
@@ -108,7 +105,6 @@ async function summarizeGlobally(ctx: ApiContext, req: Request, res: Response) {
 
 /** `/status/zones` (global only): `[{name, url, active}]`, `[]` without zones. */
 async function listZoneStatuses(ctx: ApiContext, req: Request, res: Response) {
-  identifyCaller(req, ctx.access);
   if (ctx.mode !== 'global') throw new DomainError('not_found', '/status/zones is served by a global control plane', { title: 'Not Found' });
   const everything = { offset: 0, size: 0 };
   const [zones, zoneInsights] = await Promise.all([

@@ -5,7 +5,6 @@ import { getKind, invalidResource, meshGatewayKind, meshGatewayRouteKind, policy
 import { type AnyPolicy, describeGateway, listAttachments, type PolicyKind } from '@mesh/policy-matcher';
 import { type MeshProxies, storedPolicyOf } from '@mesh/proxy-config';
 import type { Request, Response } from 'express';
-import { identifyCaller } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { kindPaths } from '../crud.js';
 import { sendJson } from '../errors.js';
@@ -16,7 +15,6 @@ import type { Params, RouteTable } from '../route-table.js';
 
 /** A mesh's proxies once every write before the request is applied; 404 titled `title` when the mesh does not exist. */
 async function meshProxies(ctx: ApiContext, req: Request, mesh: string, title: string): Promise<MeshProxies> {
-  identifyCaller(req, ctx.access);
   await ctx.proxyConfigs.settled();
   const proxies = ctx.proxyConfigs.mesh(mesh);
   if (!proxies) throw resourceNotFound(title);
@@ -66,7 +64,6 @@ async function gatewayDataplanes(ctx: ApiContext, req: Request, res: Response, p
 }
 
 async function zoneIngressXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
-  identifyCaller(req, ctx.access);
   await ctx.proxyConfigs.settled();
   const ingress = ctx.proxyConfigs.zoneIngress(params.name!);
   if (!ingress) throw resourceNotFound('Could not get zone ingress resource');
@@ -78,7 +75,6 @@ async function zoneIngressXds(ctx: ApiContext, req: Request, res: Response, para
 }
 
 async function zoneEgressXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
-  identifyCaller(req, ctx.access);
   await ctx.proxyConfigs.settled();
   const dump = ctx.proxyConfigs.zoneEgressConfigDump(params.name!);
   if (!dump) throw resourceNotFound('Could not get zone egress resource');

@@ -1,7 +1,7 @@
 // `/`, `/config`, `/versions`, `/policies`, `/who-am-i` (rest-contract §9.1-§9.5).
 import { catalogueKinds, type AnyKind } from '@mesh/model';
 import type { Request, Response } from 'express';
-import { identifyCaller } from '../access.js';
+import { callerOf } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
@@ -90,7 +90,7 @@ function catalogueEntry(ctx: ApiContext, kind: AnyKind) {
 }
 
 function sendWhoAmI(ctx: ApiContext, req: Request, res: Response): void {
-  const { name, groups } = identifyCaller(req, ctx.access);
+  const { name, groups } = callerOf(req);
   sendJson(res, 200, JSON.stringify({ name, groups }));
 }
 

@@ -4,7 +4,7 @@
 import { DomainError, INSIGHT_LINKS, resourceNotFound, type InsightLink } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import type { Request, Response } from 'express';
-import { identifyCaller, requireAccess } from '../access.js';
+import { callerOf, requireAccess } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { kindPaths } from '../crud.js';
 import { sendJson } from '../errors.js';
@@ -47,7 +47,7 @@ function overviewJson(link: InsightLink, entity: StoredResource, insight: Stored
 }
 
 async function listOverviews(ctx: ApiContext, pages: AssembledPages, link: InsightLink, template: string, req: Request, res: Response, mesh: string | undefined) {
-  requireAccess(identifyCaller(req, ctx.access), link.entity);
+  requireAccess(callerOf(req), link.entity);
   const page = parsePage(req);
   const filter = parseListFilter(req, link.entity, template);
   const found = await ctx.manager.list({ type: link.entity.name, ...(mesh !== undefined ? { mesh } : {}), ...filter, ...page });
@@ -61,7 +61,7 @@ async function listOverviews(ctx: ApiContext, pages: AssembledPages, link: Insig
 }
 
 async function getOverview(ctx: ApiContext, link: InsightLink, req: Request, res: Response, params: Params) {
-  requireAccess(identifyCaller(req, ctx.access), link.entity);
+  requireAccess(callerOf(req), link.entity);
   const mesh = params.mesh ?? '';
   const entity = await ctx.manager.get(link.entity, mesh, params.name!);
   if (!entity) throw resourceNotFound();

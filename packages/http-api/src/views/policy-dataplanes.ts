@@ -5,7 +5,7 @@
 import { dataplaneKind, dataplaneTagSets, DomainError, policyKinds, resourceNotFound, type AnyKind, type DataplaneSpec, type Selector } from '@mesh/model';
 import { selectorMatches } from '@mesh/policy-matcher';
 import type { Request, Response } from 'express';
-import { identifyCaller, requireAccess } from '../access.js';
+import { callerOf, requireAccess } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { kindPaths } from '../crud.js';
 import { sendJson } from '../errors.js';
@@ -24,7 +24,7 @@ function selectsDataplane(selectors: readonly Selector[], dataplane: DataplaneSp
 }
 
 async function listSelectedDataplanes(ctx: ApiContext, kind: AnyKind, req: Request, res: Response, params: Params) {
-  requireAccess(identifyCaller(req, ctx.access), kind);
+  requireAccess(callerOf(req), kind);
   const page = parsePage(req, TITLE);
   const policy = await ctx.manager.get(kind, params.mesh!, params.name!);
   if (!policy) throw resourceNotFound(TITLE);

@@ -52,3 +52,22 @@ describe('kind flow', () => {
     for (const kind of KINDS) for (const mode of MODES) expect(isWritableViaApi(kind, mode, true)).toBe(false);
   });
 });
+
+describe('command-line names', () => {
+  it('name every kind an operator writes, distinctly, as the reference CLI spells them', () => {
+    const named = KINDS.filter((kind) => kind.cliNames !== undefined);
+    expect(named.map((kind) => kind.name)).toEqual(KINDS.filter((kind) => !kind.readOnly).map((kind) => kind.name));
+    const words = named.flatMap((kind) => [kind.cliNames!.singular, kind.cliNames!.plural]);
+    expect(new Set(words).size).toBe(words.length);
+    expect(Object.fromEntries(named.map((kind) => [kind.name, kind.cliNames!.plural]))).toMatchObject({
+      TrafficRoute: 'traffic-routes',
+      HealthCheck: 'healthchecks',
+      ProxyTemplate: 'proxytemplates',
+      MeshGateway: 'meshgateways',
+      ZoneIngress: 'zone-ingresses',
+      ZoneEgress: 'zoneegresses',
+      GlobalSecret: 'global-secrets',
+      Retry: 'retries',
+    });
+  });
+});

@@ -21,6 +21,8 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly scope: 'mesh' | 'global';
   readonly displayName: string;
   readonly singularDisplayName: string;
+  /** The command-line client's names of the kind (`meshctl get traffic-routes`, `get traffic-route NAME`); absent for runtime state. */
+  readonly cliNames?: { readonly singular: string; readonly plural: string };
   /** Policies select proxies by sources/destinations or by selectors. */
   readonly selection?: 'sourcesDestinations' | 'selectors';
   /** Listed by `GET /policies`. */

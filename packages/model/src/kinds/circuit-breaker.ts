@@ -62,6 +62,7 @@ export function validateCircuitBreaker(spec: CircuitBreakerSpec) {
 
 export const circuitBreakerKind = defineKind({
   name: 'CircuitBreaker',
+  cliNames: { singular: 'circuit-breaker', plural: 'circuit-breakers' },
   path: 'circuit-breakers',
   scope: 'mesh',
   displayName: 'Circuit Breakers',

@@ -235,6 +235,7 @@ export const dataplaneGatewayType = (spec: DataplaneSpec): 'builtin' | 'delegate
 
 export const dataplaneKind = defineKind({
   name: 'Dataplane',
+  cliNames: { singular: 'dataplane', plural: 'dataplanes' },
   path: 'dataplanes',
   scope: 'mesh',
   displayName: 'Dataplanes',

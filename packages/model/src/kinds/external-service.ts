@@ -64,6 +64,7 @@ export function validateExternalService(spec: ExternalServiceSpec) {
 
 export const externalServiceKind = defineKind({
   name: 'ExternalService',
+  cliNames: { singular: 'external-service', plural: 'external-services' },
   path: 'external-services',
   scope: 'mesh',
   displayName: 'External Services',

@@ -68,6 +68,7 @@ export function validateFaultInjection(spec: FaultInjectionSpec) {
 
 export const faultInjectionKind = defineKind({
   name: 'FaultInjection',
+  cliNames: { singular: 'fault-injection', plural: 'fault-injections' },
   path: 'fault-injections',
   scope: 'mesh',
   displayName: 'Fault Injections',

@@ -7,6 +7,7 @@ export const validateGlobalSecret = validateSecret;
 
 export const globalSecretKind = defineKind({
   name: 'GlobalSecret',
+  cliNames: { singular: 'global-secret', plural: 'global-secrets' },
   path: 'global-secrets',
   scope: 'global',
   displayName: 'Global Secrets',

@@ -87,6 +87,7 @@ export function validateHealthCheck(spec: HealthCheckSpec) {
 
 export const healthCheckKind = defineKind({
   name: 'HealthCheck',
+  cliNames: { singular: 'healthcheck', plural: 'healthchecks' },
   path: 'health-checks',
   scope: 'mesh',
   displayName: 'Health Checks',

@@ -175,6 +175,7 @@ export function validateMeshGatewayRoute(spec: MeshGatewayRouteSpec) {
 
 export const meshGatewayRouteKind = defineKind({
   name: 'MeshGatewayRoute',
+  cliNames: { singular: 'meshgatewayroute', plural: 'meshgatewayroutes' },
   path: 'meshgatewayroutes',
   scope: 'mesh',
   displayName: 'Mesh Gateway Routes',

@@ -122,6 +122,7 @@ export function validateMeshGateway(spec: MeshGatewaySpec) {
 
 export const meshGatewayKind = defineKind({
   name: 'MeshGateway',
+  cliNames: { singular: 'meshgateway', plural: 'meshgateways' },
   path: 'meshgateways',
   scope: 'mesh',
   displayName: 'Mesh Gateways',

@@ -292,6 +292,7 @@ export function applyMeshDefaults(spec: MeshSpec): MeshSpec {
 
 export const meshKind = defineKind({
   name: 'Mesh',
+  cliNames: { singular: 'mesh', plural: 'meshes' },
   path: 'meshes',
   scope: 'global',
   displayName: 'Meshes',

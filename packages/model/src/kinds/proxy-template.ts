@@ -182,6 +182,7 @@ export function validateProxyTemplate(spec: ProxyTemplateSpec) {
 
 export const proxyTemplateKind = defineKind({
   name: 'ProxyTemplate',
+  cliNames: { singular: 'proxytemplate', plural: 'proxytemplates' },
   path: 'proxytemplates',
   scope: 'mesh',
   displayName: 'Proxy Templates',

@@ -45,6 +45,7 @@ export function validateRateLimit(spec: RateLimitSpec) {
 
 export const rateLimitKind = defineKind({
   name: 'RateLimit',
+  cliNames: { singular: 'rate-limit', plural: 'rate-limits' },
   path: 'rate-limits',
   scope: 'mesh',
   displayName: 'Rate Limits',

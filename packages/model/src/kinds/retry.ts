@@ -127,6 +127,7 @@ export function validateRetry(spec: RetrySpec) {
 
 export const retryKind = defineKind({
   name: 'Retry',
+  cliNames: { singular: 'retry', plural: 'retries' },
   path: 'retries',
   scope: 'mesh',
   displayName: 'Retries',

@@ -12,6 +12,7 @@ export const validateSecret = (_spec: SecretSpec): Violation[] => [];
 
 export const secretKind = defineKind({
   name: 'Secret',
+  cliNames: { singular: 'secret', plural: 'secrets' },
   path: 'secrets',
   scope: 'mesh',
   displayName: 'Secrets',

@@ -60,6 +60,7 @@ export function validateTimeout(spec: TimeoutSpec) {
 
 export const timeoutKind = defineKind({
   name: 'Timeout',
+  cliNames: { singular: 'timeout', plural: 'timeouts' },
   path: 'timeouts',
   scope: 'mesh',
   displayName: 'Timeouts',

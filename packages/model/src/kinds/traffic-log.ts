@@ -22,6 +22,7 @@ export function validateTrafficLog(spec: TrafficLogSpec) {
 
 export const trafficLogKind = defineKind({
   name: 'TrafficLog',
+  cliNames: { singular: 'traffic-log', plural: 'traffic-logs' },
   path: 'traffic-logs',
   scope: 'mesh',
   displayName: 'Traffic Logs',

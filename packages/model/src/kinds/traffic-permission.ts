@@ -20,6 +20,7 @@ export function validateTrafficPermission(spec: TrafficPermissionSpec) {
 
 export const trafficPermissionKind = defineKind({
   name: 'TrafficPermission',
+  cliNames: { singular: 'traffic-permission', plural: 'traffic-permissions' },
   path: 'traffic-permissions',
   scope: 'mesh',
   displayName: 'Traffic Permissions',

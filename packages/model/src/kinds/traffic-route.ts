@@ -205,6 +205,7 @@ export function validateTrafficRoute(spec: TrafficRouteSpec) {
 
 export const trafficRouteKind = defineKind({
   name: 'TrafficRoute',
+  cliNames: { singular: 'traffic-route', plural: 'traffic-routes' },
   path: 'traffic-routes',
   scope: 'mesh',
   displayName: 'Traffic Routes',

@@ -21,6 +21,7 @@ export function validateTrafficTrace(spec: TrafficTraceSpec) {
 
 export const trafficTraceKind = defineKind({
   name: 'TrafficTrace',
+  cliNames: { singular: 'traffic-trace', plural: 'traffic-traces' },
   path: 'traffic-traces',
   scope: 'mesh',
   displayName: 'Traffic Traces',

@@ -181,6 +181,7 @@ export function validateVirtualOutbound(spec: VirtualOutboundSpec) {
 
 export const virtualOutboundKind = defineKind({
   name: 'VirtualOutbound',
+  cliNames: { singular: 'virtual-outbound', plural: 'virtual-outbounds' },
   path: 'virtual-outbounds',
   scope: 'mesh',
   displayName: 'Virtual Outbounds',

@@ -25,6 +25,7 @@ export function validateZoneEgress(spec: ZoneEgressSpec) {
 
 export const zoneEgressKind = defineKind({
   name: 'ZoneEgress',
+  cliNames: { singular: 'zoneegress', plural: 'zoneegresses' },
   path: 'zoneegresses',
   scope: 'global',
   displayName: 'Zone Egresses',

@@ -45,6 +45,7 @@ export function validateZoneIngress(spec: ZoneIngressSpec) {
 
 export const zoneIngressKind = defineKind({
   name: 'ZoneIngress',
+  cliNames: { singular: 'zone-ingress', plural: 'zone-ingresses' },
   path: 'zone-ingresses',
   scope: 'global',
   displayName: 'Zone Ingresses',

@@ -12,6 +12,7 @@ export const validateZone = (_spec: ZoneSpec): Violation[] => [];
 
 export const zoneKind = defineKind({
   name: 'Zone',
+  cliNames: { singular: 'zone', plural: 'zones' },
   path: 'zones',
   scope: 'global',
   displayName: 'Zones',

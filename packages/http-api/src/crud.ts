@@ -23,6 +23,8 @@ export function kindPaths(kind: AnyKind): { list: string; entity: string } {
 export function addCrudRoutes(table: RouteTable, ctx: ApiContext): void {
   const pages = new ListPageCache(ctx.manager.store);
   for (const kind of KINDS) {
+    // Computed kinds have their own views (views/insights.ts).
+    if (kind.computed) continue;
     const { list, entity } = kindPaths(kind);
     table.add({ method: 'GET', path: list, handler: withOperation('list', (req, res, params) => listResources(ctx, pages, kind, list, req, res, params.mesh)) });
     if (kind.scope === 'mesh') {

@@ -2,6 +2,7 @@
 // are added and subtracted as they change, so no request has to walk the mesh's dataplanes.
 import type { DataplaneContribution, ProxyType, ServiceType } from './contribution.js';
 import type { DataplaneStatus } from './status.js';
+import type { MeshInsightSpec, ServiceInsightSpec } from '@mesh/model';
 
 /** Dataplane counts by status; `total` counts every member. */
 export interface StatusCounts {
@@ -60,27 +61,16 @@ function countsJson(counts: StatusCounts, total = counts.total): StatusCountsJso
 
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The MeshInsight spec in the reference's field order; zero counters and empty maps omitted. */
-export interface MeshInsightSpec {
-  dataplanes: StatusCountsJson;
-  policies?: Record<string, { total: number }>;
-  dpVersions: { meshDp?: Record<string, StatusCountsJson>; envoy?: Record<string, StatusCountsJson> };
-  mTLS: { issuedBackends?: Record<string, StatusCountsJson>; supportedBackends?: Record<string, StatusCountsJson> };
-  services: { total?: number; internal?: number; external?: number };
-  dataplanesByType: Record<'standard' | 'gateway' | 'gatewayBuiltin' | 'gatewayDelegated', StatusCountsJson>;
-}
+/** The MeshInsight spec (its kind's schema) in the reference's field order; zero counters and empty maps omitted. */
+export type { MeshInsightSpec } from '@mesh/model';
 
 export type ServiceStatus = 'online' | 'offline' | 'partially_degraded' | 'not_available';
 
-/** One service of a ServiceInsight, as served (`internal`, the zero type, omitted). */
-export interface ServiceStat {
-  /** Absent (the proto's zero value) for a service nothing names. */
-  status?: ServiceStatus;
-  dataplanes: { total?: number; online?: number; offline?: number };
-  issuedBackends?: Record<string, number>;
-  serviceType?: Exclude<ServiceType, 'internal'>;
-  addressPort?: string;
-}
+/**
+ * One service of a ServiceInsight (its kind's schema), as served: `internal`, the zero type, and
+ * a status for a service nothing names (the proto's zero value) are omitted.
+ */
+export type ServiceStat = ServiceInsightSpec;
 
 export interface ExternalServiceEntry {
   service: string;

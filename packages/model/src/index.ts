@@ -35,3 +35,5 @@ export * from './kinds/zone-egress.js';
 export * from './kinds/zone-insight.js';
 export * from './kinds/zone-ingress-insight.js';
 export * from './kinds/zone-egress-insight.js';
+export * from './kinds/mesh-insight.js';
+export * from './kinds/service-insight.js';

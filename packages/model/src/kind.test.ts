@@ -45,6 +45,9 @@ describe('kind flow', () => {
       ZoneInsight: { writableOn: [], down: false, up: false },
       ZoneIngressInsight: RUNTIME_STATE_FROM_ZONES,
       ZoneEgressInsight: RUNTIME_STATE_FROM_ZONES,
+      // Computed by every control plane from what it has.
+      MeshInsight: { writableOn: [], down: false, up: false },
+      ServiceInsight: { writableOn: [], down: true, up: false },
     });
   });
 

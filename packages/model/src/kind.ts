@@ -36,6 +36,8 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly kdsFlags: number;
   /** Runtime state the control plane writes itself (insights); the REST API never does. */
   readonly readOnly: boolean;
+  /** Computed from other resources on request and never stored (mesh and service insights): no CRUD routes. */
+  readonly computed: boolean;
   /** Only admins may read or write it (secrets). */
   readonly adminOnly: boolean;
   /** Zone names must be one DNS label (synced names are `<zone>.<name>`). */
@@ -98,6 +100,7 @@ export function defineKind<Spec>(options: KindOptions<Spec>): KindDescriptor<Spe
     inspectable: options.selection !== undefined,
     kdsFlags: KDS_FLAGS.fromGlobalToZone,
     readOnly: false,
+    computed: false,
     adminOnly: false,
     nameIsDnsLabel: false,
     ...options,

@@ -10,11 +10,13 @@ import { globalSecretKind } from './kinds/global-secret.js';
 import { healthCheckKind } from './kinds/health-check.js';
 import { meshGatewayRouteKind } from './kinds/mesh-gateway-route.js';
 import { meshGatewayKind } from './kinds/mesh-gateway.js';
+import { meshInsightKind } from './kinds/mesh-insight.js';
 import { meshKind } from './kinds/mesh.js';
 import { proxyTemplateKind } from './kinds/proxy-template.js';
 import { rateLimitKind } from './kinds/rate-limit.js';
 import { retryKind } from './kinds/retry.js';
 import { secretKind } from './kinds/secret.js';
+import { serviceInsightKind } from './kinds/service-insight.js';
 import { timeoutKind } from './kinds/timeout.js';
 import { trafficLogKind } from './kinds/traffic-log.js';
 import { trafficPermissionKind } from './kinds/traffic-permission.js';
@@ -55,6 +57,8 @@ export const KINDS: readonly AnyKind[] = [
   zoneInsightKind,
   zoneIngressInsightKind,
   zoneEgressInsightKind,
+  meshInsightKind,
+  serviceInsightKind,
 ];
 
 /**

@@ -1,7 +1,7 @@
 // Insights (rest-contract §9.6): mesh and service insights from the running aggregates, the
 // global summaries, and the zones' status on a global control plane.
 import { zoneStatus, type MeshInsight, type ServiceInsight, type StoredZone, type StoredZoneInsight } from '@mesh/insights';
-import { DomainError, isInsightKind, KINDS, resourceNotFound, zoneInsightKind, zoneKind } from '@mesh/model';
+import { DomainError, KINDS, meshInsightKind, resourceNotFound, serviceInsightKind, zoneInsightKind, zoneKind } from '@mesh/model';
 import type { Request, Response } from 'express';
 import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
@@ -34,7 +34,7 @@ function encoded<T extends MeshInsight | ServiceInsight>(insight: T, json: (insi
 
 const meshInsightJson = (insight: MeshInsight): string =>
   JSON.stringify({
-    type: 'MeshInsight',
+    type: meshInsightKind.name,
     name: insight.mesh,
     creationTime: insight.creationTime,
     modificationTime: insight.modificationTime,
@@ -44,7 +44,7 @@ const meshInsightJson = (insight: MeshInsight): string =>
 
 const serviceInsightJson = (insight: ServiceInsight): string =>
   JSON.stringify({
-    type: 'ServiceInsight',
+    type: serviceInsightKind.name,
     mesh: insight.mesh,
     name: insight.name,
     creationTime: insight.creationTime,
@@ -90,9 +90,9 @@ async function getServiceInsight(ctx: ApiContext, req: Request, res: Response, p
   sendEncoded(res, encoded(insight, serviceInsightJson));
 }
 
-/** `/global-insights`: how many of each global kind exist (insights left out). */
+/** `/global-insights`: how many of each global kind exist (runtime state left out). */
 async function countGlobalResources(ctx: ApiContext, req: Request, res: Response) {
-  const kinds = KINDS.filter((kind) => kind.scope === 'global' && !isInsightKind(kind)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const kinds = KINDS.filter((kind) => kind.scope === 'global' && !kind.readOnly).sort((a, b) => (a.name < b.name ? -1 : 1));
   const resources: Record<string, { total: number }> = {};
   for (const kind of kinds) resources[kind.name] = { total: await ctx.manager.store.count(kind.name) };
   sendJson(res, 200, JSON.stringify({ type: 'GlobalInsights', creationTime: new Date().toISOString(), resources }));
@@ -120,17 +120,17 @@ export function addInsightRoutes(table: RouteTable, ctx: ApiContext): void {
   // Pages of unchanged insights (the same objects from the aggregator) are sent as they were.
   const pages = new AssembledPages();
   table
-    .add({ method: 'GET', path: '/mesh-insights', handler: withOperation('list', (req, res) => listMeshInsights(ctx, pages, req, res)) })
-    .add({ method: 'GET', path: '/mesh-insights/{name}', handler: withOperation('get', (req, res, params) => getMeshInsight(ctx, req, res, params)) })
-    .add({ method: 'GET', path: '/service-insights', handler: withOperation('list', (req, res) => listServiceInsights(ctx, pages, req, res, undefined)) })
+    .add({ method: 'GET', path: `/${meshInsightKind.path}`, handler: withOperation('list', (req, res) => listMeshInsights(ctx, pages, req, res)) })
+    .add({ method: 'GET', path: `/${meshInsightKind.path}/{name}`, handler: withOperation('get', (req, res, params) => getMeshInsight(ctx, req, res, params)) })
+    .add({ method: 'GET', path: `/${serviceInsightKind.path}`, handler: withOperation('list', (req, res) => listServiceInsights(ctx, pages, req, res, undefined)) })
     .add({
       method: 'GET',
-      path: '/meshes/{mesh}/service-insights',
+      path: `/meshes/{mesh}/${serviceInsightKind.path}`,
       handler: withOperation('list', (req, res, params) => listServiceInsights(ctx, pages, req, res, params.mesh)),
     })
     .add({
       method: 'GET',
-      path: '/meshes/{mesh}/service-insights/{name}',
+      path: `/meshes/{mesh}/${serviceInsightKind.path}/{name}`,
       handler: withOperation('get', (req, res, params) => getServiceInsight(ctx, req, res, params)),
     })
     .add({ method: 'GET', path: '/global-insights', handler: withOperation('get', (req, res) => countGlobalResources(ctx, req, res)) })

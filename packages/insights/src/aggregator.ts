@@ -6,6 +6,7 @@ import {
   dataplaneKind,
   externalServiceKind,
   meshKind,
+  isPolicyKind,
   policyKinds,
   SERVICE_TAG,
   zoneEgressInsightKind,
@@ -63,8 +64,6 @@ export interface GlobalInsight {
   services: { internal: StatusCounts; external: { total: number }; gatewayBuiltin: StatusCounts; gatewayDelegated: StatusCounts };
   zones: { controlPlanes: OnlineCounts; zoneIngresses: OnlineCounts; zoneEgresses: OnlineCounts };
 }
-
-const POLICY_KINDS = new Set(policyKinds().map((kind) => kind.name));
 
 const parseSpec = <T>(resource: StoredResource): T => JSON.parse(resource.spec) as T;
 
@@ -207,7 +206,7 @@ export class InsightAggregator {
     const mesh = meshResource.name;
     const time = this.now().toISOString();
     const tally = new MeshTally(meshResource.creationTime, time);
-    for (const kind of POLICY_KINDS) tally.setPolicyCount(kind, await this.store.count(kind, mesh), time);
+    for (const { name } of policyKinds()) tally.setPolicyCount(name, await this.store.count(name, mesh), time);
     const listInMesh = (kind: AnyKind) => this.store.list({ type: kind.name, mesh, ...everything });
     const [dataplanes, insights, externalServices] = await Promise.all([listInMesh(dataplaneKind), listInMesh(dataplaneInsightKind), listInMesh(externalServiceKind)]);
     const insightByName = new Map(insights.items.map((insight) => [insight.name, parseSpec<StoredDataplaneInsight>(insight)]));
@@ -245,7 +244,7 @@ export class InsightAggregator {
     } else if (type === externalServiceKind.name) {
       const service = await this.store.get({ type, mesh, name });
       tally.setExternalService(name, service && externalServiceEntry(parseSpec(service)), time);
-    } else if (POLICY_KINDS.has(type) && operation !== 'update') {
+    } else if (isPolicyKind(type) && operation !== 'update') {
       tally.setPolicyCount(type, await this.store.count(type, mesh), time);
     }
   }

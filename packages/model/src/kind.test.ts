@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isWritableViaApi, MODES, syncsGlobalToZone, syncsZoneToGlobal } from './kind.js';
-import { KINDS } from './registry.js';
+import { KINDS, policyKinds } from './registry.js';
 
 /** Each kind's flow, derived from its sync flags: where the API writes it and which way it syncs. */
 const flowOf = (kind: (typeof KINDS)[number]) => ({
@@ -72,5 +72,12 @@ describe('command-line names', () => {
       GlobalSecret: 'global-secrets',
       Retry: 'retries',
     });
+  });
+});
+
+describe('policy kinds', () => {
+  it('are exactly the kinds that select proxies, so matching knows every policy the registry has', () => {
+    const selecting = KINDS.filter((kind) => kind.selection !== undefined).map((kind) => kind.name);
+    expect(policyKinds().map((kind) => kind.name).sort()).toEqual(selecting.sort());
   });
 });

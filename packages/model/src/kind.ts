@@ -25,6 +25,14 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly cliNames?: { readonly singular: string; readonly plural: string };
   /** Policies select proxies by sources/destinations or by selectors. */
   readonly selection?: 'sourcesDestinations' | 'selectors';
+  /**
+   * Which proxies a policy can affect, so a change re-matches only those: `selected` (the proxies
+   * its selectors select), `everyProxy`, `destinationsAndSenders` (an inbound policy: the
+   * proxies of its destinations, and its sources sending to its destinations),
+   * `sourcesToDestinations` (an outbound policy: its sources' proxies reaching its destinations).
+   * Derived from `selection` unless a kind says otherwise.
+   */
+  readonly reach?: 'selected' | 'everyProxy' | 'destinationsAndSenders' | 'sourcesToDestinations';
   /** Listed by `GET /policies`. */
   readonly inCatalogue: boolean;
   /** A policy whose proxies `/{path}/{name}/dataplanes` lists (gateways and virtual outbounds have their own views). */
@@ -92,12 +100,13 @@ export const syncsZoneToGlobal = (kind: Pick<KindDescriptor, 'kdsFlags'>): boole
   hasFlag(kind, KDS_FLAGS.providedByZone) && hasFlag(kind, KDS_FLAGS.consumedByGlobal);
 
 /** Declares a kind; defaults fit a policy written on the global and synced to zones. */
-export function defineKind<Spec>(options: KindOptions<Spec>): KindDescriptor<Spec> {
+export function defineKind<Spec, const Name extends string>(options: KindOptions<Spec> & { name: Name }): KindDescriptor<Spec> & { readonly name: Name } {
   return {
     wireType: options.name,
     acceptedTypes: [options.wireType ?? options.name],
     inCatalogue: options.selection !== undefined,
     inspectable: options.selection !== undefined,
+    ...(options.selection ? { reach: options.selection === 'selectors' ? ('selected' as const) : ('sourcesToDestinations' as const) } : {}),
     kdsFlags: KDS_FLAGS.fromGlobalToZone,
     readOnly: false,
     computed: false,

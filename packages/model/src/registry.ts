@@ -1,6 +1,6 @@
 // The one list of resource kinds. Routing, validation, the /policies catalogue, the store and
 // zone sync all read it; adding a kind is adding its file and one line here.
-import type { AnyKind } from './kind.js';
+import type { AnyKind, KindDescriptor } from './kind.js';
 import { circuitBreakerKind } from './kinds/circuit-breaker.js';
 import { dataplaneInsightKind } from './kinds/dataplane-insight.js';
 import { dataplaneKind } from './kinds/dataplane.js';
@@ -106,8 +106,37 @@ export const findGlobalKindByPath = (path: string): AnyKind | undefined => globa
 
 export const meshScopedKinds = (): AnyKind[] => [...meshScopedByPath.values()];
 
-/** Policies: the kinds that select proxies (counted per mesh by insights). */
-export const policyKinds = (): AnyKind[] => KINDS.filter((k) => k.selection !== undefined);
+/**
+ * Policies: the kinds that select proxies. Matching, inspection and insights read this list and
+ * the spec types it carries (`PolicySpecOf`); every kind with a `selection` is in it (kind.test.ts).
+ */
+export const POLICY_KINDS = [
+  circuitBreakerKind,
+  faultInjectionKind,
+  healthCheckKind,
+  meshGatewayKind,
+  meshGatewayRouteKind,
+  proxyTemplateKind,
+  rateLimitKind,
+  retryKind,
+  timeoutKind,
+  trafficLogKind,
+  trafficPermissionKind,
+  trafficRouteKind,
+  trafficTraceKind,
+  virtualOutboundKind,
+] as const;
+
+export type PolicyKindDescriptor = (typeof POLICY_KINDS)[number];
+/** The name of a policy kind (`TrafficRoute`). */
+export type PolicyKind = PolicyKindDescriptor['name'];
+/** The spec type of a policy kind, from its schema. */
+export type PolicySpecOf<K extends PolicyKind> = Extract<PolicyKindDescriptor, { name: K }> extends KindDescriptor<infer Spec> ? Spec : never;
+
+export const policyKinds = (): readonly PolicyKindDescriptor[] => POLICY_KINDS;
+
+const policyKindNames = new Set<string>(POLICY_KINDS.map((kind) => kind.name));
+export const isPolicyKind = (name: string): name is PolicyKind => policyKindNames.has(name);
 
 /** The `/policies` catalogue, sorted by name code unit as the reference sorts it. */
 export const catalogueKinds = (): AnyKind[] =>

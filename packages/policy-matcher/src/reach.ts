@@ -1,6 +1,6 @@
 // What an incremental caller needs: which proxies a policy can possibly affect, told by the
 // services its selectors pin, so a change re-matches only those proxies.
-import { SERVICE_TAG, type TagMap } from '@mesh/model';
+import { getKind, SERVICE_TAG, type TagMap } from '@mesh/model';
 import type { GatewayMatch } from './gateway.js';
 import type { MatchedPolicies } from './match-policies.js';
 import { PASS_THROUGH_SERVICE } from './proxy.js';
@@ -55,19 +55,12 @@ export function policyReach<K extends PolicyKind>(kind: K, spec: PolicySpecs[K])
   const fields = spec as SelectionFields;
   const sources = serviceSetOf(fields.sources, false);
   const destinations = serviceSetOf(fields.destinations, false);
-  switch (kind) {
-    case 'ProxyTemplate':
-    case 'TrafficTrace':
-    case 'MeshGateway':
-    case 'MeshGatewayRoute':
+  switch (getKind(kind).reach) {
+    case 'selected':
       return { conditions: [{ proxies: serviceSetOf(fields.selectors, true) }] };
-    case 'VirtualOutbound':
-      // Virtual outbounds give VIP outbounds to every transparent proxy.
+    case 'everyProxy':
       return { conditions: [{ proxies: ANY }] };
-    case 'TrafficPermission':
-    case 'FaultInjection':
-    case 'RateLimit':
-      // Destinations select inbounds; sources select senders (gateways, external service access).
+    case 'destinationsAndSenders':
       return { conditions: [{ proxies: destinations }, { proxies: sources, destinations }] };
     default:
       return { conditions: [{ proxies: sources, destinations }] };

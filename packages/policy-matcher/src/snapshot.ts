@@ -1,24 +1,5 @@
 // What matching reads: a dataplane and a snapshot of its mesh, as plain decoded resources.
-import type {
-  CircuitBreakerSpec,
-  DataplaneOutbound,
-  DataplaneSpec,
-  ExternalServiceSpec,
-  FaultInjectionSpec,
-  HealthCheckSpec,
-  MeshGatewayRouteSpec,
-  MeshGatewaySpec,
-  MeshSpec,
-  ProxyTemplateSpec,
-  RateLimitSpec,
-  RetrySpec,
-  TimeoutSpec,
-  TrafficLogSpec,
-  TrafficPermissionSpec,
-  TrafficRouteSpec,
-  TrafficTraceSpec,
-  VirtualOutboundSpec,
-} from '@mesh/model';
+import type { DataplaneOutbound, DataplaneSpec, ExternalServiceSpec, MeshSpec, PolicyKind, PolicySpecOf } from '@mesh/model';
 
 /**
  * A mesh-scoped resource with its spec in the normalised wire form. Matching hands back these
@@ -39,25 +20,9 @@ export interface DataplaneResource {
   readonly spec: DataplaneSpec;
 }
 
-/** The policy kinds this package matches, with their spec types. */
-export interface PolicySpecs {
-  CircuitBreaker: CircuitBreakerSpec;
-  FaultInjection: FaultInjectionSpec;
-  HealthCheck: HealthCheckSpec;
-  MeshGateway: MeshGatewaySpec;
-  MeshGatewayRoute: MeshGatewayRouteSpec;
-  ProxyTemplate: ProxyTemplateSpec;
-  RateLimit: RateLimitSpec;
-  Retry: RetrySpec;
-  Timeout: TimeoutSpec;
-  TrafficLog: TrafficLogSpec;
-  TrafficPermission: TrafficPermissionSpec;
-  TrafficRoute: TrafficRouteSpec;
-  TrafficTrace: TrafficTraceSpec;
-  VirtualOutbound: VirtualOutboundSpec;
-}
-
-export type PolicyKind = keyof PolicySpecs;
+/** The policy kinds of the registry (`POLICY_KINDS` in `@mesh/model`), with their spec types. */
+export type { PolicyKind } from '@mesh/model';
+export type PolicySpecs = { [K in PolicyKind]: PolicySpecOf<K> };
 export type PolicyOf<K extends PolicyKind> = MeshResource<PolicySpecs[K]>;
 export type AnyPolicy = { [K in PolicyKind]: PolicyOf<K> }[PolicyKind];
 export type ExternalServiceResource = MeshResource<ExternalServiceSpec>;

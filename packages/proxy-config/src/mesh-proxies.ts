@@ -3,7 +3,7 @@
 // first read and kept until a change can alter them: a policy change drops the matches of the
 // proxies its reach covers, a dataplane change its own results and the renders of the proxies
 // reaching a service whose endpoints it moved. Snapshot, index and context are rebuilt lazily.
-import { DataplaneSpecSchema, type MeshSpec } from '@mesh/model';
+import { DataplaneSpecSchema, meshGatewayKind, meshGatewayRouteKind, type MeshSpec, trafficPermissionKind } from '@mesh/model';
 import {
   type AnyPolicy,
   attachmentsOfPolicy,
@@ -143,7 +143,7 @@ export class MeshProxies {
     let byName = this.policies.get(kind);
     const before = byName?.get(name);
     if ((before && storedPolicyOf(before)) === stored) return;
-    const permissionsBefore = kind === 'TrafficPermission' && this.reachesExternalServices() ? this.externalServicePermissions() : undefined;
+    const permissionsBefore = kind === trafficPermissionKind.name && this.reachesExternalServices() ? this.externalServicePermissions() : undefined;
     const after = stored && policyOf(stored);
     if (after) {
       if (!byName) this.policies.set(kind, (byName = new Map()));
@@ -271,7 +271,7 @@ export class MeshProxies {
 
   /** Builtin gateway dataplanes a MeshGateway selects, winning or not; undefined for an unknown gateway. */
   gatewayDataplanes(gatewayName: string): ResourceKeyEntry[] | undefined {
-    const gateway = this.policy('MeshGateway', gatewayName);
+    const gateway = this.policy(meshGatewayKind.name, gatewayName);
     if (!gateway) return undefined;
     const dataplanes = this.dataplaneNames().map((name) => this.entry(name).dataplane);
     return dataplanesMatchingGateway(gateway, dataplanes).map(({ mesh, name }) => ({ mesh, name }));
@@ -279,7 +279,7 @@ export class MeshProxies {
 
   /** Builtin gateway dataplanes whose route tables use a MeshGatewayRoute; undefined for an unknown route. */
   gatewayRouteDataplanes(routeName: string): ResourceKeyEntry[] | undefined {
-    if (!this.policy('MeshGatewayRoute', routeName)) return undefined;
+    if (!this.policy(meshGatewayRouteKind.name, routeName)) return undefined;
     return this.dataplaneNames().flatMap((name) => {
       const gateway = this.gatewayMatchOf(this.entry(name));
       return gateway && routesInUse(gateway).has(routeName) ? [{ mesh: this.name, name }] : [];
@@ -414,7 +414,7 @@ export class MeshProxies {
     for (const [name, permission] of before) {
       const now = after.get(name);
       if (now?.name === permission?.name) continue;
-      for (const policy of [permission, now]) if (policy) this.dropMatchesWithin(policyReach('TrafficPermission', policy.spec as PolicyOf<'TrafficPermission'>['spec']));
+      for (const policy of [permission, now]) if (policy) this.dropMatchesWithin(policyReach(trafficPermissionKind.name, policy.spec as PolicyOf<'TrafficPermission'>['spec']));
     }
   }
 }

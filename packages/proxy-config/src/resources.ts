@@ -14,16 +14,9 @@ import {
   zoneIngressKind,
   type ZoneIngressSpec,
 } from '@mesh/model';
-import type { AnyPolicy, DataplaneResource, ExternalServiceResource, PolicyKind } from '@mesh/policy-matcher';
+import type { AnyPolicy, DataplaneResource, ExternalServiceResource } from '@mesh/policy-matcher';
 import type { StoredResource } from '@mesh/store';
 import type { ZoneEgressResource, ZoneIngressResource } from '@mesh/xds-renderer';
-
-/** Every policy kind the matcher reads: the registry's policies. */
-export const MATCHED_POLICY_KINDS = policyKinds().map((kind) => kind.name as PolicyKind);
-
-const POLICY_KIND_NAMES: ReadonlySet<string> = new Set(MATCHED_POLICY_KINDS);
-
-export const isMatchedPolicyKind = (type: string): type is PolicyKind => POLICY_KIND_NAMES.has(type);
 
 /** The kinds proxy configuration depends on; changes of any other kind (insights) are ignored. */
 export const FOLLOWED_TYPES: ReadonlySet<string> = new Set([
@@ -33,7 +26,7 @@ export const FOLLOWED_TYPES: ReadonlySet<string> = new Set([
   secretKind.name,
   zoneIngressKind.name,
   zoneEgressKind.name,
-  ...MATCHED_POLICY_KINDS,
+  ...policyKinds().map((kind) => kind.name),
 ]);
 
 /** A policy as handed to the matcher, carrying the stored resource it was read from. */

@@ -1,4 +1,4 @@
-import { decodeSpec, getKind, SERVICE_TAG } from '@mesh/model';
+import { decodeSpec, getKind, policyKinds, SERVICE_TAG } from '@mesh/model';
 import {
   dataplanesMatchingGateway,
   dataplanesSelectedBy,
@@ -20,7 +20,9 @@ import {
   renderZoneIngressConfigDump,
 } from '@mesh/xds-renderer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dataplaneOf, externalServiceOf, MATCHED_POLICY_KINDS, meshSpecOf, policyOf, secretDataOf, zoneEgressOf, zoneIngressOf } from './resources.js';
+import { dataplaneOf, externalServiceOf, meshSpecOf, policyOf, secretDataOf, zoneEgressOf, zoneIngressOf } from './resources.js';
+
+const MATCHED_POLICY_KINDS = policyKinds().map((kind) => kind.name);
 import { ProxyConfigService } from './service.js';
 
 const LOCAL_ZONE = 'zone-1';

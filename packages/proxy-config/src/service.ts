@@ -1,7 +1,7 @@
 // Keeps every mesh's proxy configuration up to date from the store's change events. Changes are
 // collected as they are announced and applied in one batch before the next read; applying one
 // only drops the results it can alter, which are computed again when next read.
-import { dataplaneKind, externalServiceKind, meshKind, secretKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
+import { dataplaneKind, externalServiceKind, isPolicyKind, meshKind, secretKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
 import type { ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import {
   type ConfigDump,
@@ -14,7 +14,7 @@ import {
   type ZoneIngressResource,
 } from '@mesh/xds-renderer';
 import { MeshProxies, type WorkCounters, type ZoneProxies } from './mesh-proxies.js';
-import { FOLLOWED_TYPES, type Held, isMatchedPolicyKind, setHeld, zoneEgressOf, zoneIngressOf } from './resources.js';
+import { FOLLOWED_TYPES, type Held, setHeld, zoneEgressOf, zoneIngressOf } from './resources.js';
 
 export interface ProxyConfigServiceOptions {
   store: ResourceStore;
@@ -151,7 +151,7 @@ export class ProxyConfigService {
     if (key.type === dataplaneKind.name) mesh.setDataplane(key.name, stored);
     else if (key.type === externalServiceKind.name) mesh.setExternalService(key.name, stored);
     else if (key.type === secretKind.name) mesh.setSecret(key.name, stored);
-    else if (isMatchedPolicyKind(key.type)) mesh.setPolicy(key.type, key.name, stored);
+    else if (isPolicyKind(key.type)) mesh.setPolicy(key.type, key.name, stored);
   }
 
   private meshOf(name: string): MeshProxies {

@@ -2,7 +2,7 @@
 // the mesh) and `provided` (the operator's CA, read from a data source).
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { fieldPath, indexPath, invalidResource, isDomainName, type Violation } from '@mesh/model';
+import { fieldPath, indexPath, invalidResource, isDomainName, secretKind, type Violation } from '@mesh/model';
 import type { NewResource } from '@mesh/store';
 import * as x509 from '@peculiar/x509';
 import { generate } from 'selfsigned';
@@ -42,7 +42,7 @@ function checkDataSource(path: string, source: DataSource, out: Violation[]): vo
 
 async function loadDataSource(ctx: ManagerContext, mesh: string, source: DataSource): Promise<string> {
   if (source.secret !== undefined) {
-    const secret = await ctx.store.get({ type: 'Secret', mesh, name: source.secret });
+    const secret = await ctx.store.get({ type: secretKind.name, mesh, name: source.secret });
     if (!secret) throw new Error(`could not load data: Resource not found: type="Secret" name="${source.secret}" mesh="${mesh}"`);
     const data = (JSON.parse(secret.spec) as { data?: string }).data ?? '';
     return Buffer.from(data, 'base64').toString('utf8');
@@ -145,7 +145,7 @@ export async function builtinCaSecrets(ctx: ManagerContext, mesh: string, mtls: 
   for (const backend of mtls.backends ?? []) {
     if (backend.type !== 'builtin' || !backend.name) continue;
     const names = builtinCaSecretNames(mesh, backend.name);
-    if (await ctx.store.get({ type: 'Secret', mesh, name: names.cert })) continue;
+    if (await ctx.store.get({ type: secretKind.name, mesh, name: names.cert })) continue;
     const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 10);
     const ca = await generate([{ name: 'organizationName', value: mesh }, { name: 'commonName', value: `${mesh} CA` }], {
@@ -158,8 +158,8 @@ export async function builtinCaSecrets(ctx: ManagerContext, mesh: string, mtls: 
       ],
     });
     secrets.push(
-      { type: 'Secret', mesh, name: names.cert, spec: JSON.stringify({ data: base64(ca.cert) }) },
-      { type: 'Secret', mesh, name: names.key, spec: JSON.stringify({ data: base64(ca.private) }) },
+      { type: secretKind.name, mesh, name: names.cert, spec: JSON.stringify({ data: base64(ca.cert) }) },
+      { type: secretKind.name, mesh, name: names.key, spec: JSON.stringify({ data: base64(ca.private) }) },
     );
   }
   return secrets;

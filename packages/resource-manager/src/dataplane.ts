@@ -1,4 +1,4 @@
-import { checkDataplaneConstraints, invalidResource, ZONE_TAG, type DataplaneSpec } from '@mesh/model';
+import { checkDataplaneConstraints, type DataplaneSpec, invalidResource, meshKind, ZONE_TAG } from '@mesh/model';
 import type { ResourceKey } from '@mesh/store';
 import type { KindHooks, ManagerContext, Spec } from './hooks.js';
 
@@ -26,7 +26,7 @@ function withZoneDefaults(ctx: ManagerContext, spec: Spec): Spec {
 /** The mesh's `constraints.dataplaneProxy` decide which proxies may join (400, not the reference's 500). */
 async function checkMembership(ctx: ManagerContext, key: ResourceKey, spec: Spec): Promise<Spec> {
   const defaulted = withZoneDefaults(ctx, spec);
-  const mesh = await ctx.store.get({ type: 'Mesh', mesh: '', name: key.mesh });
+  const mesh = await ctx.store.get({ type: meshKind.name, mesh: '', name: key.mesh });
   const constraints = mesh ? (JSON.parse(mesh.spec) as { constraints?: Parameters<typeof checkDataplaneConstraints>[2] }).constraints : undefined;
   if (constraints) {
     const violations = checkDataplaneConstraints(key.mesh, defaulted as DataplaneSpec, constraints);

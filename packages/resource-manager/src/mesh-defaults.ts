@@ -1,10 +1,11 @@
 // The resources the reference creates with every mesh (rest-contract §7.2).
+import type { PolicyKind } from '@mesh/model';
 import type { NewResource } from '@mesh/store';
 
 const ALL_SERVICES = [{ match: { 'mesh.io/service': '*' } }];
 const BACK_OFF = { baseInterval: '0.025s', maxInterval: '0.250s' };
 
-const DEFAULT_POLICIES: ReadonlyArray<{ type: string; prefix: string; conf: Record<string, unknown> | undefined }> = [
+const DEFAULT_POLICIES: ReadonlyArray<{ type: PolicyKind; prefix: string; conf: Record<string, unknown> | undefined }> = [
   { type: 'TrafficPermission', prefix: 'allow-all', conf: undefined },
   { type: 'TrafficRoute', prefix: 'route-all', conf: { destination: { 'mesh.io/service': '*' }, loadBalancer: { roundRobin: {} } } },
   {

@@ -1,6 +1,6 @@
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
-import { invalidResource } from '@mesh/model';
+import { dataplaneKind, invalidResource, secretKind } from '@mesh/model';
 import type { NewResource } from '@mesh/store';
 import { builtinCaSecrets, checkCaChange, mtlsOf, validateMtlsBackends } from './ca.js';
 import type { KindHooks, ManagerContext, Spec } from './hooks.js';
@@ -10,13 +10,13 @@ const generateRsaKeyPair = promisify(generateKeyPair);
 
 async function signingKeySecret(ctx: ManagerContext, mesh: string): Promise<NewResource[]> {
   const name = signingKeySecretName(mesh);
-  if (await ctx.store.get({ type: 'Secret', mesh, name })) return [];
+  if (await ctx.store.get({ type: secretKind.name, mesh, name })) return [];
   const { privateKey } = await generateRsaKeyPair('rsa', {
     modulusLength: 2048,
     privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
     publicKeyEncoding: { type: 'spki', format: 'pem' },
   });
-  return [{ type: 'Secret', mesh, name, spec: JSON.stringify({ data: Buffer.from(privateKey).toString('base64') }) }];
+  return [{ type: secretKind.name, mesh, name, spec: JSON.stringify({ data: Buffer.from(privateKey).toString('base64') }) }];
 }
 
 async function checkMtls(ctx: ManagerContext, mesh: string, spec: Spec): Promise<void> {
@@ -48,7 +48,7 @@ export const meshHooks: KindHooks = {
     return spec;
   },
   async beforeDelete(ctx, current) {
-    if ((await ctx.store.count('Dataplane', current.name)) > 0) {
+    if ((await ctx.store.count(dataplaneKind.name, current.name)) > 0) {
       throw invalidResource([{ field: 'mesh', message: 'unable to delete mesh, there are still some dataplanes attached' }]);
     }
   },

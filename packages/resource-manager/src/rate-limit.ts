@@ -1,6 +1,6 @@
 // A RateLimit that reaches an external service may select it by service tag only: the proxy
 // applies such limits per external cluster (rest-contract §5.6, §6.2).
-import { invalidResource, SERVICE_TAG, type Violation } from '@mesh/model';
+import { externalServiceKind, invalidResource, rateLimitKind, SERVICE_TAG, type Violation } from '@mesh/model';
 import type { KindHooks, ManagerContext, Spec } from './hooks.js';
 
 type Destination = { match?: Record<string, string> };
@@ -25,7 +25,7 @@ const destinationsOf = (spec: Spec) => (spec.destinations as Destination[] | und
 
 async function checkRateLimit(ctx: ManagerContext, mesh: string, spec: Spec): Promise<Spec> {
   const services = new Set(
-    (await listSpecs(ctx, 'ExternalService', mesh))
+    (await listSpecs(ctx, externalServiceKind.name, mesh))
       .map(({ spec: es }) => (es.tags as Record<string, string> | undefined)?.[SERVICE_TAG])
       .filter((s): s is string => s !== undefined),
   );
@@ -40,7 +40,7 @@ async function checkRateLimit(ctx: ManagerContext, mesh: string, spec: Spec): Pr
 async function checkExternalService(ctx: ManagerContext, mesh: string, spec: Spec): Promise<Spec> {
   const service = (spec.tags as Record<string, string> | undefined)?.[SERVICE_TAG];
   const violations: Violation[] = [];
-  for (const rateLimit of await listSpecs(ctx, 'RateLimit', mesh)) {
+  for (const rateLimit of await listSpecs(ctx, rateLimitKind.name, mesh)) {
     for (const destination of destinationsOf(rateLimit.spec)) {
       if (mixesServiceWithOtherTags(destination, (s) => s === service)) {
         violations.push({

@@ -1,4 +1,4 @@
-import { invalidResource, type Violation } from '@mesh/model';
+import { invalidResource, meshKind, type Violation } from '@mesh/model';
 import { mtlsOf, secretsUsedBy } from './ca.js';
 import type { KindHooks, Spec } from './hooks.js';
 
@@ -6,7 +6,7 @@ export const secretHooks: KindHooks = {
   /** A secret an mTLS backend of its mesh reads cannot go (rest-contract §7.4). */
   async beforeDelete(ctx, current) {
     if (ctx.mode === 'zone') return;
-    const mesh = await ctx.store.get({ type: 'Mesh', mesh: '', name: current.mesh });
+    const mesh = await ctx.store.get({ type: meshKind.name, mesh: '', name: current.mesh });
     if (!mesh) return;
     const violations: Violation[] = [];
     for (const backend of mtlsOf(JSON.parse(mesh.spec) as Spec).backends ?? []) {

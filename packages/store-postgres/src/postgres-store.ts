@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { DomainError, resourceAlreadyExists, resourceConflict, resourceNotFound, storeUnavailable } from '@mesh/model';
+import { DomainError, meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound, storeUnavailable } from '@mesh/model';
 import {
   ResourceIndex,
   type BatchWrite,
@@ -178,7 +178,7 @@ export class PostgresResourceStore implements ResourceStore {
 
   async deleteMesh(mesh: string): Promise<void> {
     await this.write(async (tx) => {
-      if (!(await this.remove(tx, { type: 'Mesh', mesh: '', name: mesh }))) throw resourceNotFound();
+      if (!(await this.remove(tx, { type: meshKind.name, mesh: '', name: mesh }))) throw resourceNotFound();
       const owned = await tx.query<ResourceKey>('SELECT type, mesh, name FROM resources WHERE mesh = $1 ORDER BY type, name', [mesh]);
       await tx.query('DELETE FROM resources WHERE mesh = $1', [mesh]);
       for (const key of owned.rows) await this.record(tx, 'delete', key);

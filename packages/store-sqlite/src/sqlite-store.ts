@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
+import { meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
 import {
   ResourceIndex,
   type BatchWrite,
@@ -177,7 +177,7 @@ export class SqliteResourceStore implements ResourceStore {
 
   async deleteMesh(mesh: string): Promise<void> {
     this.commit(() => {
-      if (!this.deleteRow({ type: 'Mesh', mesh: '', name: mesh })) throw resourceNotFound();
+      if (!this.deleteRow({ type: meshKind.name, mesh: '', name: mesh })) throw resourceNotFound();
       const owned = this.db
         .select({ type: resources.type, mesh: resources.mesh, name: resources.name })
         .from(resources)

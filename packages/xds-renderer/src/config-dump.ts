@@ -1,6 +1,6 @@
 // The `/xds` inspection document (§2.5) rendered from what the control plane generated, in the
 // shape of Envoy's admin `/config_dump`: the bootstrap's node, then every dynamic resource by type.
-import { SERVICE_TAG, dataplaneTagSets } from '@mesh/model';
+import { dataplaneKind, dataplaneTagSets, SERVICE_TAG } from '@mesh/model';
 import type { DataplaneResource } from '@mesh/policy-matcher';
 import { type JsonObject, TYPE, type TypedObject } from './envoy.js';
 import type { ZoneEgressResource, ZoneIngressResource } from './mesh-context.js';
@@ -81,7 +81,7 @@ export function renderDataplaneConfigDump(dataplane: DataplaneResource, config: 
     .filter((service): service is string => service !== undefined)
     .sort();
   const adminPort = options.adminPort ?? dataplane.spec.networking?.admin?.port ?? 9901;
-  const resource = JSON.stringify({ type: 'Dataplane', mesh: dataplane.mesh, name: dataplane.name, ...dataplane.spec });
+  const resource = JSON.stringify({ type: dataplaneKind.name, mesh: dataplane.mesh, name: dataplane.name, ...dataplane.spec });
   const metadata = stringMetadata(
     { 'dataplane.admin.port': String(adminPort), 'dataplane.proxyType': 'dataplane', 'dataplane.resource': resource },
     options.nodeMetadata,

@@ -88,7 +88,7 @@ export function addInspectRoutes(table: RouteTable, ctx: ApiContext): void {
   get('/meshes/{mesh}/dataplanes/{name}/rules', (req, res, params) => dataplaneRules(ctx, req, res, params));
   get('/meshes/{mesh}/dataplanes/{name}/xds', (req, res, params) => dataplaneXds(ctx, req, res, params));
   for (const kind of policyKinds().filter((k) => k.inspectable)) {
-    get(`${kindPaths(kind).entity}/dataplanes`, (req, res, params) => policyDataplanes(ctx, kind.name as PolicyKind, req, res, params));
+    get(`${kindPaths(kind).entity}/dataplanes`, (req, res, params) => policyDataplanes(ctx, kind.name, req, res, params));
   }
   get(`${kindPaths(meshGatewayKind).entity}/dataplanes`, (req, res, params) => gatewayDataplanes(ctx, req, res, params, 'gateway'));
   get(`${kindPaths(meshGatewayRouteKind).entity}/dataplanes`, (req, res, params) => gatewayDataplanes(ctx, req, res, params, 'route'));

@@ -74,6 +74,7 @@ export const faultInjectionKind = defineKind({
   displayName: 'Fault Injections',
   singularDisplayName: 'Fault Injection',
   selection: 'sourcesDestinations',
+  reach: 'destinationsAndSenders',
   schema: FaultInjectionSpecSchema,
   validate: validateFaultInjection,
 });

@@ -51,6 +51,7 @@ export const rateLimitKind = defineKind({
   displayName: 'Rate Limits',
   singularDisplayName: 'Rate Limit',
   selection: 'sourcesDestinations',
+  reach: 'destinationsAndSenders',
   schema: RateLimitSpecSchema,
   validate: validateRateLimit,
 });

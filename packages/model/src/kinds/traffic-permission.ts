@@ -26,6 +26,8 @@ export const trafficPermissionKind = defineKind({
   displayName: 'Traffic Permissions',
   singularDisplayName: 'Traffic Permission',
   selection: 'sourcesDestinations',
+  // Destinations select inbounds; sources select senders (gateways, external service access).
+  reach: 'destinationsAndSenders',
   schema: TrafficPermissionSpecSchema,
   validate: validateTrafficPermission,
 });

@@ -187,6 +187,8 @@ export const virtualOutboundKind = defineKind({
   displayName: 'Virtual Outbounds',
   singularDisplayName: 'Virtual Outbound',
   selection: 'selectors',
+  // Virtual outbounds give VIP outbounds to every transparent proxy.
+  reach: 'everyProxy',
   inspectable: false,
   schema: VirtualOutboundSpecSchema,
   validate: validateVirtualOutbound,

@@ -12,9 +12,10 @@ const ALLOWED = {
   '@mesh/xds-renderer': ['@mesh/model', '@mesh/policy-matcher'],
   '@mesh/resource-manager': ['@mesh/model', '@mesh/store'],
   '@mesh/insights': ['@mesh/model', '@mesh/store'],
+  '@mesh/tokens': ['@mesh/model', '@mesh/store', '@mesh/resource-manager'],
   '@mesh/proxy-config': ['@mesh/model', '@mesh/store', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
+  '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/tokens', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
+  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
 };
@@ -28,6 +29,7 @@ const ALLOWED_IN_TESTS = {
   '@mesh/insights': ['@mesh/store-sqlite'],
   '@mesh/proxy-config': ['@mesh/store-sqlite'],
   '@mesh/resource-manager': ['@mesh/store-sqlite'],
+  '@mesh/tokens': ['@mesh/store-sqlite'],
 };
 
 const internalOf = (dependencies) => Object.keys(dependencies ?? {}).filter((d) => d.startsWith('@mesh/'));

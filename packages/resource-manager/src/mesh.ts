@@ -8,15 +8,20 @@ import { defaultPolicies, signingKeySecretName } from './mesh-defaults.js';
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 
-async function signingKeySecret(ctx: ManagerContext, mesh: string): Promise<NewResource[]> {
-  const name = signingKeySecretName(mesh);
-  if (await ctx.store.get({ type: secretKind.name, mesh, name })) return [];
+/** A new 2048-bit RSA token signing key as PKCS#1 PEM, base64 as a secret's `data` (docs/tokens.md). */
+export async function generateSigningKeyData(): Promise<string> {
   const { privateKey } = await generateRsaKeyPair('rsa', {
     modulusLength: 2048,
     privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
     publicKeyEncoding: { type: 'spki', format: 'pem' },
   });
-  return [{ type: secretKind.name, mesh, name, spec: JSON.stringify({ data: Buffer.from(privateKey).toString('base64') }) }];
+  return Buffer.from(privateKey).toString('base64');
+}
+
+async function signingKeySecret(ctx: ManagerContext, mesh: string): Promise<NewResource[]> {
+  const name = signingKeySecretName(mesh);
+  if (await ctx.store.get({ type: secretKind.name, mesh, name })) return [];
+  return [{ type: secretKind.name, mesh, name, spec: JSON.stringify({ data: await generateSigningKeyData() }) }];
 }
 
 async function checkMtls(ctx: ManagerContext, mesh: string, spec: Spec): Promise<void> {

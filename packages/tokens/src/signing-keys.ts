@@ -1,0 +1,97 @@
+// Signing keys of the four token kinds, stored as secrets under the reference's names
+// (docs/tokens.md): `<prefix>-<serial>`, the highest serial signs, every serial verifies.
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { globalSecretKind, secretKind, type AnyKind } from '@mesh/model';
+import { generateSigningKeyData, type ResourceManager } from '@mesh/resource-manager';
+import type { ResourceStore, StoredResource } from '@mesh/store';
+
+export type TokenKind = 'dataplane' | 'zoneIngress' | 'zone' | 'user';
+
+/** Where a token kind's keys and revocation list live; dataplane tokens have them per mesh. */
+export interface KeyPlace {
+  kind: AnyKind;
+  mesh: string;
+  prefix: string;
+  revocations: string;
+}
+
+export function keyPlace(token: TokenKind, mesh = ''): KeyPlace {
+  switch (token) {
+    case 'dataplane':
+      return { kind: secretKind, mesh, prefix: `dataplane-token-signing-key-${mesh}`, revocations: `dataplane-token-revocations-${mesh}` };
+    case 'zoneIngress':
+      return { kind: globalSecretKind, mesh: '', prefix: 'zone-ingress-token-signing-key', revocations: 'zone-ingress-token-revocations' };
+    case 'zone':
+      return { kind: globalSecretKind, mesh: '', prefix: 'zone-token-signing-key', revocations: 'zone-token-revocations' };
+    case 'user':
+      return { kind: globalSecretKind, mesh: '', prefix: 'user-token-signing-key', revocations: 'user-token-revocations' };
+  }
+}
+
+/** The secret's name for a serial; serial 0 is the bare prefix (legacy keys). */
+export const keyName = (place: KeyPlace, serial: number): string => (serial === 0 ? place.prefix : `${place.prefix}-${serial}`);
+
+/** The secret that would hold a key, as the reference names it in its error message. */
+export function missingKeyMessage(place: KeyPlace, serial: number): string {
+  const where = place.kind === secretKind ? `Secret of name "${keyName(place, serial)}" in mesh "${place.mesh}"` : `GlobalSecret of name "${keyName(place, serial)}"`;
+  return `there is no signing key with KID ${serial}. ${where} is not found. If signing key was rotated, regenerate the token`;
+}
+
+const dataOf = (secret: StoredResource): Buffer => Buffer.from((JSON.parse(secret.spec) as { data?: string }).data ?? '', 'base64');
+
+/** A key from its secret: PEM (PKCS#1 or PKCS#8) or, as legacy, raw PKCS#1 DER. */
+function privateKeyOf(secret: StoredResource): KeyObject {
+  const data = dataOf(secret);
+  const text = data.toString('utf8');
+  return text.includes('-----BEGIN') ? createPrivateKey(text) : createPrivateKey({ key: data, format: 'der', type: 'pkcs1' });
+}
+
+export interface SigningKey {
+  serial: number;
+  privateKey: KeyObject;
+}
+
+/** Reads signing keys and revocation lists from the store (in memory: reads cost no query). */
+export class SigningKeys {
+  constructor(private readonly store: ResourceStore) {}
+
+  /** The key with the highest serial, which signs new tokens. */
+  async current(place: KeyPlace): Promise<SigningKey | undefined> {
+    const { items } = await this.store.list({ type: place.kind.name, ...(place.kind === secretKind ? { mesh: place.mesh } : {}), offset: 0, size: 0 });
+    let best: { serial: number; secret: StoredResource } | undefined;
+    for (const secret of items) {
+      const serial = serialOf(place, secret.name);
+      if (serial !== undefined && (!best || serial > best.serial)) best = { serial, secret };
+    }
+    return best && { serial: best.serial, privateKey: privateKeyOf(best.secret) };
+  }
+
+  /** The public key of one serial, to verify tokens it signed. */
+  async publicKey(place: KeyPlace, serial: number): Promise<KeyObject | undefined> {
+    const secret = await this.store.get({ type: place.kind.name, mesh: place.kind === secretKind ? place.mesh : '', name: keyName(place, serial) });
+    return secret && createPublicKey(privateKeyOf(secret));
+  }
+
+  /** Token ids revoked for this kind: the list's data, comma-separated. */
+  async revoked(place: KeyPlace): Promise<ReadonlySet<string>> {
+    const secret = await this.store.get({ type: place.kind.name, mesh: place.kind === secretKind ? place.mesh : '', name: place.revocations });
+    if (!secret) return new Set();
+    return new Set(dataOf(secret).toString('utf8').trim().split(',').map((id) => id.trim()).filter((id) => id !== ''));
+  }
+
+  /** Creates serial 1 unless the kind has a key, through the one write path. */
+  async ensure(manager: ResourceManager, place: KeyPlace): Promise<boolean> {
+    if (await this.current(place)) return false;
+    const name = keyName(place, 1);
+    const body = { type: place.kind.name, ...(place.kind === secretKind ? { mesh: place.mesh } : {}), name, data: await generateSigningKeyData() };
+    await manager.apply(place.kind, { mesh: place.mesh, name }, body);
+    return true;
+  }
+}
+
+function serialOf(place: KeyPlace, name: string): number | undefined {
+  if (name === place.prefix) return 0;
+  if (!name.startsWith(`${place.prefix}-`)) return undefined;
+  const rest = name.slice(place.prefix.length + 1);
+  return /^\d+$/.test(rest) ? Number(rest) : undefined;
+}

@@ -159,7 +159,9 @@ describe('mesh-zone, standalone', () => {
     expect((await get(cp, '/global-insights')).body).toEqual({
       type: 'GlobalInsights',
       creationTime: expect.stringMatching(TIMESTAMP),
-      resources: { GlobalSecret: { total: 0 }, Mesh: { total: 1 }, Zone: { total: 0 }, ZoneEgress: { total: 0 }, ZoneIngress: { total: 0 } },
+      // The global secrets a standalone control plane creates at start: the user, zone-ingress and
+      // zone token signing keys, and the admin user token (docs/tokens.md).
+      resources: { GlobalSecret: { total: 4 }, Mesh: { total: 1 }, Zone: { total: 0 }, ZoneEgress: { total: 0 }, ZoneIngress: { total: 0 } },
     });
   });
 });

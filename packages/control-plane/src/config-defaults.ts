@@ -227,7 +227,8 @@ export const DEFAULT_CONFIG = {
       generateDpToken: admins(),
       generateUserToken: admins(),
       generateZoneToken: admins(),
-      viewConfigDump: everyone(),
+      // Configuration dumps show what proxies are given: admins only (docs/tokens.md).
+      viewConfigDump: admins(),
       viewStats: everyone(),
       viewClusters: everyone(),
     },

@@ -9,13 +9,14 @@ import { InsightAggregator } from '@mesh/insights';
 import { parseDurationNanos, type Mode } from '@mesh/model';
 import { ProxyConfigService } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
+import { bootstrapTokens, SigningKeys, TokenService } from '@mesh/tokens';
 import type { Logger } from 'pino';
 import { effectiveConfig, type ControlPlaneConfig } from './config.js';
 import { PRODUCT, VERSION } from './version.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { closeGracefully, listen } from './listen.js';
 import { openStore } from './store.js';
-import { loadTlsMaterial } from './tls.js';
+import { loadClientCertAuthorities, loadTlsMaterial } from './tls.js';
 
 export interface RunningControlPlane {
   ports: { http?: number; https?: number; diagnostics?: number };
@@ -59,14 +60,17 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       apiReadOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
       ...(zoneName ? { zoneName } : {}),
     });
+    const keys = new SigningKeys(store);
+    const tokens = new TokenService({ keys });
     // What runs once runs on the leader of the instances sharing the store (the embedded store's one instance leads).
     const createDefaults = async () => {
       if (mode !== 'zone' && !config.defaults.skipMeshCreation && !config.defaults.skipTenantResources) await manager.ensureDefaultMesh();
+      await bootstrapTokens({ manager, keys, tokens, mode, bootstrapAdminToken: config.apiServer.authn.tokens.bootstrapAdminToken });
     };
     if (leadership.isLeader) await createDefaults();
     leadership.onChange((leader) => {
       logger.info({ leader }, leader ? 'leading the instances on this store' : 'following the leader on this store');
-      if (leader) createDefaults().catch((err: unknown) => logger.error({ err }, 'the default mesh could not be created'));
+      if (leader) createDefaults().catch((err: unknown) => logger.error({ err }, 'the defaults (mesh, signing keys, admin token) could not be created'));
     });
     await insights.start();
     await proxyConfigs.start();
@@ -77,7 +81,12 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       proxyConfigs,
       mode,
       zoneName,
-      access: { localhostIsAdmin: config.apiServer.authn.localhostIsAdmin },
+      access: {
+        localhostIsAdmin: config.apiServer.authn.localhostIsAdmin,
+        clientCertsAreAdmins: config.apiServer.auth.clientCertsDir !== '',
+        tokens,
+        rules: config.access.static,
+      },
       corsAllowedDomains: config.apiServer.corsAllowedDomains,
       logger,
       info: { hostname: config.general.advertisedHostname === 'localhost' ? hostname() : config.general.advertisedHostname, product: PRODUCT, version: VERSION, instanceId, clusterId },
@@ -93,7 +102,9 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     }
     if (api.https.enabled) {
       const tls = await loadTlsMaterial(config);
-      const server = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', requestCert: api.https.requireClientCert }, app);
+      const authorities = loadClientCertAuthorities(config);
+      const clientCerts = authorities.length > 0 ? { requestCert: true, rejectUnauthorized: api.https.requireClientCert, ca: authorities } : { requestCert: api.https.requireClientCert };
+      const server = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', ...clientCerts }, app);
       servers.push(server);
       ports.https = await listen(server, api.https.port, api.https.interface, 'apiServer.https');
       logger.info({ certificate: tls.source }, 'HTTPS certificate');

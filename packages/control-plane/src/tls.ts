@@ -1,6 +1,6 @@
 // The HTTPS certificate: the configured one, or a self-signed one generated at first start into
 // the work directory and reused afterwards.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -62,4 +62,21 @@ export async function loadTlsMaterial(config: ControlPlaneConfig): Promise<TlsMa
   writeFileSync(keyPath, generated.key, { mode: 0o600 });
   writeFileSync(certPath, generated.cert);
   return { ...generated, source: `${certPath} (generated)` };
+}
+
+/**
+ * The certificates a client may present on the HTTPS port: every `.pem`/`.crt` file of
+ * `apiServer.auth.clientCertsDir`, and `apiServer.https.tlsCaFile`. A client whose certificate
+ * they verify is an admin (docs/tokens.md).
+ */
+export function loadClientCertAuthorities(config: ControlPlaneConfig): string[] {
+  const authorities: string[] = [];
+  const dir = config.apiServer.auth.clientCertsDir;
+  if (dir) {
+    for (const file of readdirSync(dir).sort()) {
+      if (/\.(pem|crt)$/.test(file)) authorities.push(readFileSync(join(dir, file), 'utf8'));
+    }
+  }
+  if (config.apiServer.https.tlsCaFile) authorities.push(readFileSync(config.apiServer.https.tlsCaFile, 'utf8'));
+  return authorities;
 }

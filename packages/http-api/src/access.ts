@@ -1,24 +1,55 @@
-// Who is calling (rest-contract §1 "Auth"): localhost is admin unless configured otherwise.
+// Who is calling and what they may do (docs/tokens.md): localhost is admin unless configured
+// otherwise, and so is a verified client certificate when client certificates are configured;
+// other callers present a user token (`Authorization: Bearer <jwt>`); static rules
+// name the users and groups allowed to generate tokens and to see configuration dumps.
+import type { TLSSocket } from 'node:tls';
 import { DomainError } from '@mesh/model';
 import { ADMIN, ANONYMOUS, type Caller } from '@mesh/resource-manager';
+import type { TokenService } from '@mesh/tokens';
 import type { Request } from 'express';
 
 export { ADMIN, ANONYMOUS, requireAccess, type Caller } from '@mesh/resource-manager';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+const AUTHENTICATED = 'mesh-system:authenticated';
+
+/** Users and groups allowed an action (`access.static.<rule>`). */
+export interface AccessRule {
+  users: readonly string[];
+  groups: readonly string[];
+}
+
+export type StaticRuleName = 'generateDpToken' | 'generateZoneToken' | 'generateUserToken' | 'viewConfigDump';
 
 export interface AccessOptions {
   localhostIsAdmin: boolean;
+  /** A client certificate the HTTPS server verified (against `apiServer.auth.clientCertsDir`) makes its caller admin. */
+  clientCertsAreAdmins?: boolean;
+  /** Verifies user tokens; without it a bearer token cannot be verified and is refused. */
+  tokens?: TokenService;
+  rules: Readonly<Record<StaticRuleName, AccessRule>>;
 }
+
+const ADMINS_ONLY: AccessRule = { users: [ADMIN.name], groups: [ADMIN.name] };
+
+/** Admins alone, for every rule: what the reference's defaults give token generation. */
+export const ADMIN_ONLY_RULES: Readonly<Record<StaticRuleName, AccessRule>> = {
+  generateDpToken: ADMINS_ONLY,
+  generateZoneToken: ADMINS_ONLY,
+  generateUserToken: ADMINS_ONLY,
+  viewConfigDump: ADMINS_ONLY,
+};
 
 const callers = new WeakMap<Request, Caller>();
 
 /**
- * Establishes the caller of a request, once, before its handler runs (401 for a token that
- * cannot be verified); handlers read it with `callerOf`.
+ * Establishes the caller of a request, once, before its handler runs; handlers read it with
+ * `callerOf`. A loopback caller is admin (when configured so) whatever it sends; a bearer token
+ * that does not verify is a 401; no token (or another scheme) leaves the caller anonymous.
+ * Forwarding headers are never looked at: only the connection's own address counts.
  */
-export function authenticate(req: Request, options: AccessOptions): void {
-  callers.set(req, identifyCaller(req, options));
+export async function authenticate(req: Request, options: AccessOptions): Promise<void> {
+  callers.set(req, await identifyCaller(req, options));
 }
 
 /** The caller `authenticate` established for this request. */
@@ -28,16 +59,22 @@ export function callerOf(req: Request): Caller {
   return caller;
 }
 
-/**
- * The caller of a request. User tokens are not issued by this control plane yet, so a bearer
- * token cannot be verified and is refused rather than silently ignored. As in the reference, a
- * localhost admin stays admin: the token is only looked at for an otherwise anonymous caller.
- */
-function identifyCaller(req: Request, options: AccessOptions): Caller {
+const unauthenticated = () => new DomainError('unauthenticated', 'Unauthenticated', { title: 'Invalid authentication data' });
+
+async function identifyCaller(req: Request, options: AccessOptions): Promise<Caller> {
   if (options.localhostIsAdmin && LOOPBACK.has(req.socket.remoteAddress ?? '')) return ADMIN;
+  if (options.clientCertsAreAdmins && (req.socket as TLSSocket).authorized === true) return ADMIN;
   const authorization = req.get('authorization');
-  if (authorization && /^bearer\s/i.test(authorization)) {
-    throw new DomainError('unauthenticated', 'Unauthenticated', { title: 'Invalid authentication data' });
-  }
-  return ANONYMOUS;
+  if (!authorization?.startsWith('Bearer ')) return ANONYMOUS;
+  if (!options.tokens) throw unauthenticated();
+  const verified = await options.tokens.verifyUserToken(authorization.slice('Bearer '.length).trim());
+  if (!verified.ok) throw unauthenticated();
+  return { name: verified.claims.name, groups: [...verified.claims.groups.filter((g) => g !== AUTHENTICATED), AUTHENTICATED] };
+}
+
+/** Refuses a caller the static rule does not name (403 `action not allowed`). */
+export function requireRule(caller: Caller, options: AccessOptions, rule: StaticRuleName): void {
+  const allowed = options.rules[rule];
+  if (allowed.users.includes(caller.name) || caller.groups.some((group) => allowed.groups.includes(group))) return;
+  throw new DomainError('forbidden', 'action not allowed', { title: 'Access Denied' });
 }

@@ -52,14 +52,13 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       sendError(res, 406, 'Not Acceptable', 'Not Acceptable. Available representations: application/json');
       return;
     }
-    try {
-      authenticate(req, ctx.access);
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      sendDomainError(res, 'get', error);
-      return;
-    }
-    Promise.resolve(handler(req, res, match.params)).catch(next);
+    authenticate(req, ctx.access).then(
+      () => handler(req, res, match.params),
+      (error: unknown) => {
+        if (!(error instanceof DomainError)) throw error;
+        sendDomainError(res, 'get', error);
+      },
+    ).catch(next);
   });
 
   app.use((error: unknown, _req: Request, res: Response, _next: (error?: unknown) => void) => {

@@ -4,4 +4,4 @@ export { errorBody, sendError, sendJson, type ErrorBody } from './errors.js';
 export { parsePage, nextPageUrl, collectionJson, type Page } from './pagination.js';
 export { resourceJson } from './resource-json.js';
 export { withOperation } from './handler.js';
-export { authenticate, callerOf, requireAccess, ADMIN, ANONYMOUS, type Caller } from './access.js';
+export { authenticate, callerOf, requireAccess, requireRule, ADMIN, ADMIN_ONLY_RULES, ANONYMOUS, type AccessOptions, type AccessRule, type Caller, type StaticRuleName } from './access.js';

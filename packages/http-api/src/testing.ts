@@ -13,6 +13,8 @@ import { createDatabase } from '@mesh/store-postgres/testing';
 import { InsightAggregator } from '@mesh/insights';
 import { ProxyConfigService } from '@mesh/proxy-config';
 import { generate } from 'selfsigned';
+import { bootstrapTokens, SigningKeys, TokenService } from '@mesh/tokens';
+import { ADMIN_ONLY_RULES } from './access.js';
 import { createApiApp } from './api.js';
 import type { ApiContext } from './context.js';
 
@@ -78,6 +80,9 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   const mode = options.mode ?? 'standalone';
   const manager = new ResourceManager({ store, mode, apiReadOnly: options.readOnly ?? false, ...(options.zoneName !== undefined ? { zoneName: options.zoneName } : {}) });
   if (options.defaultMesh ?? true) await manager.ensureDefaultMesh();
+  const keys = new SigningKeys(store);
+  const tokens = new TokenService({ keys, now: () => new Date(now) });
+  await bootstrapTokens({ manager, keys, tokens, mode, bootstrapAdminToken: true });
   const insights = new InsightAggregator({ store, now: () => new Date(now) });
   await insights.start();
   const proxyConfigs = new ProxyConfigService({ store, ...(options.zoneName !== undefined ? { localZone: options.zoneName } : {}) });
@@ -86,7 +91,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     manager,
     mode,
     zoneName: options.zoneName,
-    access: { localhostIsAdmin: options.localhostIsAdmin ?? true },
+    access: { localhostIsAdmin: options.localhostIsAdmin ?? true, rules: ADMIN_ONLY_RULES, tokens },
     corsAllowedDomains: options.corsAllowedDomains ?? ['.*'],
     logger: { error() {} },
     info: { hostname: 'test-host', product: 'Mesh', version: '0.0.0', instanceId: '00000000-0000-4000-8000-000000000000', clusterId: '' },

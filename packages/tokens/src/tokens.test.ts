@@ -60,7 +60,8 @@ describe('TokenService', () => {
     at('2026-01-01T00:00:00.000Z');
 
     const [header, payload, signature] = user.split('.');
-    const tampered = `${header}.${b64url({ ...decodeJwt(user), Groups: ['mesh-system:admin'] })}.${signature}`;
+    const claims: Record<string, unknown> = decodeJwt(user);
+    const tampered = `${header}.${b64url({ ...claims, Groups: ['mesh-system:admin'] })}.${signature}`;
     expect(await tokens.verifyUserToken(tampered)).toEqual({ ok: false, reason: 'token signature is invalid' });
     expect(await tokens.verifyUserToken(`${b64url({ alg: 'none', kid: '1' })}.${payload}.`)).toMatchObject({ ok: false, reason: expect.stringContaining('unsupported token alg none') });
 

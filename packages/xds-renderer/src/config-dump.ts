@@ -33,12 +33,26 @@ function stringMetadata(defaults: Record<string, string>, reported: Readonly<Rec
   return metadata;
 }
 
-/** Private keys never leave the control plane, even in a dump. */
-function redactSecret(secret: TypedObject): TypedObject {
-  const certificate = secret.tlsCertificate as JsonObject | undefined;
-  if (!certificate?.privateKey) return secret;
-  return { ...secret, tlsCertificate: { ...certificate, privateKey: { inlineString: REDACTED } } };
+/** Fields Envoy's own admin redacts in its config dump: key material, wherever it sits. */
+const SENSITIVE_FIELDS = new Set(['privateKey', 'sessionTicketKeys', 'hmacSecret', 'secret', 'password']);
+
+/**
+ * Private keys and secret data never leave the control plane, even in a dump: every sensitive
+ * field given inline (a data source with `inlineBytes`/`inlineString`) shows `[redacted]`, as
+ * Envoy's admin shows it; file names and references stay.
+ */
+function redactSensitive<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(redactSensitive) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonObject = {};
+  for (const [key, field] of Object.entries(value as JsonObject)) {
+    out[key] = SENSITIVE_FIELDS.has(key) && isInlineData(field) ? { inlineString: REDACTED } : redactSensitive(field);
+  }
+  return out as T;
 }
+
+const isInlineData = (field: unknown): boolean =>
+  field !== null && typeof field === 'object' && !Array.isArray(field) && ('inlineBytes' in field || 'inlineString' in field);
 
 function renderDump(node: JsonObject, config: ProxyConfig, options: ConfigDumpOptions): ConfigDump {
   const versions = options.versions ?? {};
@@ -50,7 +64,7 @@ function renderDump(node: JsonObject, config: ProxyConfig, options: ConfigDumpOp
       {
         '@type': TYPE.clustersDump,
         ...versionOf(versions.clusters),
-        dynamicActiveClusters: config.clusters.map((cluster) => ({ ...versionOf(versions.clusters), cluster, ...updated })),
+        dynamicActiveClusters: config.clusters.map((cluster) => ({ ...versionOf(versions.clusters), cluster: redactSensitive(cluster), ...updated })),
       },
       {
         '@type': TYPE.endpointsDump,
@@ -61,14 +75,14 @@ function renderDump(node: JsonObject, config: ProxyConfig, options: ConfigDumpOp
         ...versionOf(versions.listeners),
         dynamicListeners: config.listeners.map((listener) => ({
           name: listener.name,
-          activeState: { ...versionOf(versions.listeners), listener, ...updated },
+          activeState: { ...versionOf(versions.listeners), listener: redactSensitive(listener), ...updated },
         })),
       },
       // Route configurations are inline in the listeners.
       { '@type': TYPE.routesDump },
       {
         '@type': TYPE.secretsDump,
-        dynamicActiveSecrets: config.secrets.map((secret) => ({ name: secret.name, ...versionOf(versions.secrets), secret: redactSecret(secret), ...updated })),
+        dynamicActiveSecrets: config.secrets.map((secret) => ({ name: secret.name, ...versionOf(versions.secrets), secret: redactSensitive(secret), ...updated })),
       },
     ],
   };

@@ -1,5 +1,5 @@
-// Computed, read-only endpoints (index, configuration, catalogue, insights, overviews, the
-// dataplanes a policy selects, inspection), declared in one table per concern and added after the CRUD routes.
+// Computed endpoints (index, configuration, catalogue, insights, overviews, the dataplanes a
+// policy selects, inspection, tokens), declared in one table per concern and added after the CRUD routes.
 import type { ApiContext } from '../context.js';
 import type { RouteTable } from '../route-table.js';
 import { addInsightRoutes } from './insights.js';
@@ -7,6 +7,7 @@ import { addInspectRoutes } from './inspect.js';
 import { addMetaRoutes } from './meta.js';
 import { addOverviewRoutes } from './overviews.js';
 import { addPolicyDataplanesRoutes } from './policy-dataplanes.js';
+import { addTokenRoutes } from './tokens.js';
 
 export function addViewRoutes(table: RouteTable, ctx: ApiContext): void {
   addMetaRoutes(table, ctx);
@@ -14,4 +15,5 @@ export function addViewRoutes(table: RouteTable, ctx: ApiContext): void {
   addOverviewRoutes(table, ctx);
   addPolicyDataplanesRoutes(table, ctx);
   addInspectRoutes(table, ctx);
+  addTokenRoutes(table, ctx);
 }

@@ -7,6 +7,7 @@ import type { Mode } from '@mesh/model';
 import { ResourceManager } from '@mesh/resource-manager';
 import type { ResourceStore } from '@mesh/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_ONLY_RULES } from '../access.js';
 import { createApiApp } from '../api.js';
 import { openTestStore } from '../testing.js';
 import type { ApiContext } from '../context.js';
@@ -39,7 +40,7 @@ async function startApi(mode: Mode): Promise<Api> {
     mode,
     readOnly: false,
     zoneName: undefined,
-    access: { localhostIsAdmin: true },
+    access: { localhostIsAdmin: true, rules: ADMIN_ONLY_RULES },
     corsAllowedDomains: ['.*'],
     logger: { error() {} },
     info: { hostname: 'test-host', product: 'Mesh', version: '0.0.0', instanceId: '00000000-0000-4000-8000-000000000000', clusterId: '' },

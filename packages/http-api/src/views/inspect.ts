@@ -5,6 +5,7 @@ import { getKind, invalidResource, meshGatewayKind, meshGatewayRouteKind, policy
 import { type AnyPolicy, describeGateway, listAttachments, type PolicyKind } from '@mesh/policy-matcher';
 import { type MeshProxies, storedPolicyOf } from '@mesh/proxy-config';
 import type { Request, Response } from 'express';
+import { callerOf, requireRule } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { kindPaths } from '../crud.js';
 import { sendJson } from '../errors.js';
@@ -44,6 +45,7 @@ async function dataplaneRules(ctx: ApiContext, req: Request, res: Response, para
 }
 
 async function dataplaneXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
+  requireRule(callerOf(req), ctx.access, 'viewConfigDump');
   const title = 'Could not get dataplane resource';
   const dump = (await meshProxies(ctx, req, params.mesh!, title)).configDump(params.name!);
   if (!dump) throw resourceNotFound(title);
@@ -64,6 +66,7 @@ async function gatewayDataplanes(ctx: ApiContext, req: Request, res: Response, p
 }
 
 async function zoneIngressXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
+  requireRule(callerOf(req), ctx.access, 'viewConfigDump');
   await ctx.proxyConfigs.settled();
   const ingress = ctx.proxyConfigs.zoneIngress(params.name!);
   if (!ingress) throw resourceNotFound('Could not get zone ingress resource');
@@ -75,6 +78,7 @@ async function zoneIngressXds(ctx: ApiContext, req: Request, res: Response, para
 }
 
 async function zoneEgressXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
+  requireRule(callerOf(req), ctx.access, 'viewConfigDump');
   await ctx.proxyConfigs.settled();
   const dump = ctx.proxyConfigs.zoneEgressConfigDump(params.name!);
   if (!dump) throw resourceNotFound('Could not get zone egress resource');

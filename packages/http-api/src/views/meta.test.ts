@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ResourceManager } from '@mesh/resource-manager';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN_ONLY_RULES } from '../access.js';
 import { createApiApp } from '../api.js';
 import type { ApiContext } from '../context.js';
 import { expectJson, startApi, stdError, type TestApi, type TestApiOptions, openTestStore } from '../testing.js';
@@ -31,7 +32,7 @@ async function serveWith(overrides: { effectiveConfig: Record<string, unknown>; 
     mode,
     readOnly: false,
     zoneName: mode === 'zone' ? 'zone-1' : undefined,
-    access: { localhostIsAdmin: true },
+    access: { localhostIsAdmin: true, rules: ADMIN_ONLY_RULES },
     corsAllowedDomains: ['.*'],
     logger: { error() {} },
     info: { hostname: 'cp-host', product: 'Mesh', version: '2.5.0', instanceId: '9b2e4c1a-7d3f-4e8a-b6c5-2f1d0e9a8b7c', clusterId: 'c0ffee00-0000-4000-8000-000000000001' },

@@ -56,6 +56,9 @@ afterAll(async () => {
 describe('API access for a remote caller', () => {
   it('knows the caller: anonymous without a token, the admin with the bootstrapped token', async () => {
     expect((await request('GET', '/who-am-i')).json).toEqual({ name: 'mesh-system:anonymous', groups: ['mesh-system:unauthenticated'] });
+    // A forwarding header naming the loopback address grants nothing.
+    const forged = await fetch(`${cp.url}/global-secrets`, { headers: { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' } });
+    expect(forged.status).toBe(403);
     expect((await request('GET', '/who-am-i', { token: adminToken })).json).toEqual({ name: 'mesh-system:admin', groups: ['mesh-system:admin', 'mesh-system:authenticated'] });
   });
 

@@ -18,12 +18,16 @@ const ALLOWED = {
   '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
+  // The command-line client speaks HTTP only: it reads the kind registry, nothing else of ours.
+  '@mesh/meshctl': ['@mesh/model'],
 };
 
 // Further packages a package's tests may use (devDependencies only).
 const ALLOWED_IN_TESTS = {
   // The end-to-end tests seed insights into the stopped binary's database, and start PostgreSQL.
   '@mesh/zone': ['@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres'],
+  // Its end-to-end tests drive the real zone binary and read its admin token from the database.
+  '@mesh/meshctl': ['@mesh/zone', '@mesh/store-sqlite'],
   // Tests run on real stores; the API suite on both.
   '@mesh/http-api': ['@mesh/store-sqlite', '@mesh/store-postgres'],
   '@mesh/insights': ['@mesh/store-sqlite'],

@@ -1,0 +1,96 @@
+// Requests to the control plane's REST API (undici), errors shown as the reference's CLI shows
+// them: title, detail, then each field cause on its own line.
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'undici';
+import { type ControlPlaneEntry, UserError } from './config.js';
+
+export interface ApiReply {
+  status: number;
+  text: string;
+  json: any;
+}
+
+interface ErrorBody {
+  title?: string;
+  detail?: string;
+  causes?: Array<{ field: string; message: string }>;
+}
+
+/** The lines of an API error: `Error: <title> (<detail>)` and `* <field>: <message>` per cause. */
+export function describeApiError(reply: ApiReply): string {
+  const body = reply.json as ErrorBody | undefined;
+  if (!body?.title) return `Error: the control plane answered ${reply.status}: ${reply.text.trim()}`;
+  const lines = [`Error: ${body.title}${body.detail && body.detail !== body.title ? ` (${body.detail})` : ''}`];
+  for (const cause of body.causes ?? []) lines.push(`* ${cause.field}: ${cause.message}`);
+  return lines.join('\n');
+}
+
+export class ApiClient {
+  private readonly baseUrl: string;
+  private readonly dispatcher: Agent;
+  private readonly token: string | undefined;
+
+  constructor(controlPlane: ControlPlaneEntry) {
+    const server = controlPlane.coordinates.apiServer;
+    this.baseUrl = server.url.replace(/\/+$/, '');
+    this.token = server.authType === 'tokens' ? server.authConf?.token : undefined;
+    this.dispatcher = new Agent({
+      connect: {
+        rejectUnauthorized: !server.skipVerify,
+        ...(server.caCertFile ? { ca: readFileSync(server.caCertFile, 'utf8') } : {}),
+      },
+    });
+  }
+
+  async call(method: string, path: string, body?: unknown): Promise<ApiReply> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    let response;
+    try {
+      response = await request(`${this.baseUrl}${path}`, {
+        method: method as 'GET',
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        dispatcher: this.dispatcher,
+      });
+    } catch (error) {
+      const reason = (error as { code?: string }).code ?? (error as Error).message;
+      throw new UserError(`Error: could not reach the control plane at ${this.baseUrl} (${reason})`);
+    }
+    const text = await response.body.text();
+    let json: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.statusCode, text, json };
+  }
+
+  /** A successful answer, or the API's error as a user error. */
+  async ok(method: string, path: string, body?: unknown): Promise<ApiReply> {
+    const reply = await this.call(method, path, body);
+    if (reply.status >= 400) throw new UserError(describeApiError(reply));
+    return reply;
+  }
+
+  /** Every item of a list, following `next` (one page when `page` is given). */
+  async list(path: string, page?: { size?: number; offset?: number }): Promise<{ items: any[]; total: number; next?: string | null }> {
+    const query = new URLSearchParams();
+    if (page?.size !== undefined) query.set('size', String(page.size));
+    if (page?.offset !== undefined) query.set('offset', String(page.offset));
+    const separator = path.includes('?') ? '&' : '?';
+    const first = (await this.ok('GET', query.size > 0 ? `${path}${separator}${query}` : path)).json;
+    if (page) return first;
+    const items = [...first.items];
+    let next: string | null | undefined = first.next;
+    while (next) {
+      const url = new URL(next, this.baseUrl);
+      const more = (await this.ok('GET', `${url.pathname}${url.search}`)).json;
+      items.push(...more.items);
+      next = more.next;
+    }
+    return { items, total: first.total };
+  }
+}

@@ -1,0 +1,436 @@
+// meshctl: the command-line client of the control plane, on its REST API alone. Kind names and
+// paths come from the kind registry, as the control plane's routes do.
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { KINDS, type AnyKind } from '@mesh/model';
+import { Argument, Command, Option } from 'commander';
+import { generate } from 'selfsigned';
+import { parseAllDocuments } from 'yaml';
+import { ApiClient, describeApiError } from './client.js';
+import { configPath, currentControlPlane, readClientConfig, UserError, writeClientConfig, type ClientConfig } from './config.js';
+import { ago, structured, table, tagsOf, type Column, type Format } from './output.js';
+
+const VERSION = '0.1.0';
+
+const NAMED_KINDS = KINDS.filter((kind) => kind.cliNames !== undefined);
+
+function kindNamed(word: string, plural: boolean): AnyKind {
+  const kind = NAMED_KINDS.find((k) => (plural ? k.cliNames!.plural : k.cliNames!.singular) === word);
+  if (!kind) {
+    const names = NAMED_KINDS.map((k) => (plural ? k.cliNames!.plural : k.cliNames!.singular)).sort();
+    throw new UserError(`Error: unknown TYPE: ${word}. Available types: ${names.join(', ')}`);
+  }
+  return kind;
+}
+
+const collectionPath = (kind: AnyKind, mesh: string) => (kind.scope === 'mesh' ? `/meshes/${encodeURIComponent(mesh)}/${kind.path}` : `/${kind.path}`);
+const entityPath = (kind: AnyKind, mesh: string, name: string) => `${collectionPath(kind, mesh)}/${encodeURIComponent(name)}`;
+
+interface GlobalOptions {
+  configFile?: string;
+  mesh: string;
+  output: Format;
+}
+
+const program = new Command('meshctl')
+  .description('Command-line client of the service mesh control plane (its REST API)')
+  .version(VERSION, '--client-version', 'print the client version')
+  .option('--config-file <file>', 'client configuration file (MESHCTL_CONFIG; default ~/.meshctl/config)')
+  .option('-m, --mesh <mesh>', 'mesh of mesh-scoped resources', 'default')
+  .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'yaml', 'json']).default('table'))
+  .showHelpAfterError();
+
+const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+const clientConfigPath = () => configPath(globals().configFile);
+const client = () => new ApiClient(currentControlPlane(readClientConfig(clientConfigPath())));
+const print = (text: string): void => {
+  process.stdout.write(text);
+};
+
+// --- config -----------------------------------------------------------------------------------
+
+const config = program.command('config').description('manage the control planes this client talks to');
+config
+  .command('view')
+  .description('show the client configuration')
+  .action(() => print(structured('yaml', readClientConfig(clientConfigPath()))));
+
+const controlPlanes = config.command('control-planes').description('the control planes the client knows');
+controlPlanes
+  .command('add')
+  .description('add a control plane and switch to it')
+  .requiredOption('--name <name>', 'name of the control plane')
+  .requiredOption('--address <url>', 'URL of its API server, e.g. https://cp.example:5682')
+  .option('--auth-type <type>', 'authentication: tokens')
+  .option('--auth-conf <key=value...>', 'authentication settings, e.g. token=<jwt>')
+  .option('--ca-cert-file <file>', 'CA certificate to verify the API server with')
+  .option('--skip-verify', 'do not verify the API server certificate')
+  .option('--overwrite', 'replace a control plane of the same name')
+  .action(async (options: { name: string; address: string; authType?: string; authConf?: string[]; caCertFile?: string; skipVerify?: boolean; overwrite?: boolean }) => {
+    const path = clientConfigPath();
+    const current = readClientConfig(path);
+    if (current.controlPlanes.some((cp) => cp.name === options.name) && !options.overwrite) {
+      throw new UserError(`Error: Control Plane with name "${options.name}" already exists. Use --overwrite to replace an existing one.`);
+    }
+    const authConf = Object.fromEntries((options.authConf ?? []).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+    const entry = {
+      name: options.name,
+      coordinates: {
+        apiServer: {
+          url: options.address,
+          ...(options.authType ? { authType: options.authType, authConf } : {}),
+          ...(options.caCertFile ? { caCertFile: options.caCertFile } : {}),
+          ...(options.skipVerify ? { skipVerify: true } : {}),
+        },
+      },
+    };
+    const next: ClientConfig = {
+      contexts: [...current.contexts.filter((c) => c.name !== options.name), { name: options.name, controlPlane: options.name }],
+      controlPlanes: [...current.controlPlanes.filter((cp) => cp.name !== options.name), entry],
+      currentContext: options.name,
+    };
+    const reply = await new ApiClient(entry).call('GET', '/');
+    if (reply.status >= 400) throw new UserError(`Error: ${options.address} does not answer as a control plane (${reply.status})`);
+    writeClientConfig(path, next);
+    print(`added Control Plane "${options.name}"\nswitched active Control Plane to "${options.name}"\n`);
+  });
+controlPlanes
+  .command('list')
+  .description('list the control planes')
+  .action(() => {
+    const current = readClientConfig(clientConfigPath());
+    const active = current.contexts.find((c) => c.name === current.currentContext)?.controlPlane;
+    print(table([{ header: 'ACTIVE', value: (cp) => (cp.name === active ? '*' : '') }, { header: 'NAME', value: (cp) => cp.name }, { header: 'ADDRESS', value: (cp) => cp.coordinates.apiServer.url }], current.controlPlanes));
+  });
+controlPlanes
+  .command('switch')
+  .description('use another control plane')
+  .requiredOption('--name <name>', 'name of the control plane')
+  .action((options: { name: string }) => {
+    const path = clientConfigPath();
+    const current = readClientConfig(path);
+    if (!current.contexts.some((c) => c.name === options.name)) throw new UserError(`Error: there is no Control Plane with name "${options.name}"`);
+    writeClientConfig(path, { ...current, currentContext: options.name });
+    print(`switched active Control Plane to "${options.name}"\n`);
+  });
+controlPlanes
+  .command('remove')
+  .description('forget a control plane')
+  .requiredOption('--name <name>', 'name of the control plane')
+  .action((options: { name: string }) => {
+    const path = clientConfigPath();
+    const current = readClientConfig(path);
+    if (!current.controlPlanes.some((cp) => cp.name === options.name)) throw new UserError(`Error: there is no Control Plane with name "${options.name}"`);
+    writeClientConfig(path, {
+      contexts: current.contexts.filter((c) => c.name !== options.name),
+      controlPlanes: current.controlPlanes.filter((cp) => cp.name !== options.name),
+      currentContext: current.currentContext === options.name ? '' : current.currentContext,
+    });
+    print(`removed Control Plane "${options.name}"\n`);
+  });
+
+// --- get / delete / apply -----------------------------------------------------------------------
+
+function columnsOf(kind: AnyKind): Column<any>[] {
+  const age: Column<any> = { header: 'AGE', value: (r) => ago(r.creationTime) };
+  const mesh: Column<any>[] = kind.scope === 'mesh' ? [{ header: 'MESH', value: (r) => r.mesh }] : [];
+  const name: Column<any> = { header: 'NAME', value: (r) => r.name };
+  switch (kind.name) {
+    case 'Mesh':
+      return [
+        name,
+        { header: 'mTLS', value: (r) => (r.mtls?.enabledBackend ? `${r.mtls.backends?.find((b: any) => b.name === r.mtls.enabledBackend)?.type ?? ''}/${r.mtls.enabledBackend}` : 'off') },
+        { header: 'METRICS', value: (r) => (r.metrics?.enabledBackend ? `prometheus/${r.metrics.enabledBackend}` : 'off') },
+        { header: 'LOGGING', value: (r) => (r.logging?.defaultBackend ?? 'off') },
+        { header: 'TRACING', value: (r) => (r.tracing?.defaultBackend ?? 'off') },
+        age,
+      ];
+    case 'Dataplane':
+      return [...mesh, name, { header: 'TAGS', value: (r) => tagsOf([...(r.networking?.inbound ?? []).map((i: any) => i.tags), r.networking?.gateway?.tags]) }, age];
+    default:
+      return [...mesh, name, age];
+  }
+}
+
+const page = (options: { size?: string; offset?: string }) =>
+  options.size !== undefined || options.offset !== undefined
+    ? { ...(options.size !== undefined ? { size: Number(options.size) } : {}), ...(options.offset !== undefined ? { offset: Number(options.offset) } : {}) }
+    : undefined;
+
+const get = program.command('get').description('show resources');
+for (const kind of NAMED_KINDS) {
+  get
+    .command(kind.cliNames!.plural)
+    .description(`show ${kind.displayName}`)
+    .option('--size <n>', 'one page of this many items')
+    .option('--offset <n>', 'one page starting here')
+    .action(async (options: { size?: string; offset?: string }) => {
+      const { mesh, output } = globals();
+      const listed = await client().list(collectionPath(kind, mesh), page(options));
+      print(output === 'table' ? table(columnsOf(kind), listed.items) : structured(output, { items: listed.items, total: listed.total, next: listed.next ?? null }));
+    });
+  get
+    .command(`${kind.cliNames!.singular} <name>`)
+    .description(`show one ${kind.singularDisplayName}`)
+    .action(async (name: string) => {
+      const { mesh, output } = globals();
+      const reply = await client().call('GET', entityPath(kind, mesh, name));
+      if (reply.status === 404) throw new UserError(`Error: No resources found in ${mesh} mesh`);
+      if (reply.status >= 400) throw new UserError(describeApiError(reply));
+      print(output === 'table' ? table(columnsOf(kind), [reply.json]) : structured(output, reply.json));
+    });
+}
+
+program
+  .command('delete <type> <name>')
+  .description('delete a resource')
+  .action(async (type: string, name: string) => {
+    const kind = kindNamed(type, false);
+    const { mesh } = globals();
+    const reply = await client().call('DELETE', entityPath(kind, mesh, name));
+    if (reply.status === 404) throw new UserError(`Error: there is no ${kind.singularDisplayName} with name "${name}"`);
+    if (reply.status >= 400) throw new UserError(describeApiError(reply));
+    print(`deleted ${kind.name} "${name}"\n`);
+  });
+
+/** `{{ name }}` placeholders replaced by `-v name=value`; a placeholder without a value is an error. */
+function substitute(text: string, vars: Record<string, string>): string {
+  return text.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) => {
+    if (!Object.hasOwn(vars, key)) throw new UserError(`Error: missing variable "${key}": pass it with -v ${key}=<value>`);
+    return vars[key]!;
+  });
+}
+
+program
+  .command('apply')
+  .description('create or update resources from YAML or JSON documents')
+  .requiredOption('-f, --file <file>', 'file with one or more documents, or - for standard input')
+  .option('-v, --var <key=value...>', 'value of a {{ key }} placeholder')
+  .option('--dry-run', 'print the resources instead of applying them')
+  .action(async (options: { file: string; var?: string[]; dryRun?: boolean }) => {
+    const vars = Object.fromEntries((options.var ?? []).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+    const text = substitute(readFileSync(options.file === '-' ? 0 : options.file, 'utf8'), vars);
+    const documents = parseAllDocuments(text).filter((doc) => doc.contents !== null);
+    let refused = 0;
+    for (const [index, document] of documents.entries()) {
+      if (document.errors.length > 0) throw new UserError(`Error: document ${index + 1} is not valid YAML: ${document.errors[0]!.message}`);
+      const resource = document.toJS() as Record<string, any>;
+      const kind = KINDS.find((k) => k.acceptedTypes.includes(resource.type) && !k.computed);
+      if (!kind || typeof resource.name !== 'string') {
+        print(`document ${index + 1}: refused: it needs a known "type" and a "name"\n`);
+        refused++;
+        continue;
+      }
+      if (options.dryRun) {
+        print(structured('yaml', resource) + '---\n');
+        continue;
+      }
+      const reply = await client().call('PUT', entityPath(kind, resource.mesh ?? 'default', resource.name), resource);
+      if (reply.status >= 400) {
+        refused++;
+        print(`${kind.name} "${resource.name}" refused:\n${describeApiError(reply)}\n`);
+      } else {
+        print(`${kind.name} "${resource.name}" ${reply.status === 201 ? 'created' : 'updated'}\n`);
+      }
+    }
+    if (refused > 0) throw new UserError(`Error: ${refused} of ${documents.length} documents refused`);
+  });
+
+// --- inspect ------------------------------------------------------------------------------------
+
+const inspect = program.command('inspect').description('show runtime state: insights and what proxies are given');
+const statusOf = (insight: any) => {
+  const subscriptions: any[] = insight?.subscriptions ?? [];
+  return subscriptions.some((s) => s.connectTime && !s.disconnectTime) ? 'Online' : 'Offline';
+};
+const lastSubscription = (insight: any) => (insight?.subscriptions ?? []).at(-1);
+inspect
+  .command('dataplanes')
+  .description('proxies with their status, versions and certificates')
+  .option('--tag <key=value...>', 'only proxies with these tags')
+  .option('--gateway', 'only gateway proxies')
+  .action(async (options: { tag?: string[]; gateway?: boolean }) => {
+    const { mesh, output } = globals();
+    const query = new URLSearchParams();
+    for (const tag of options.tag ?? []) query.append('tag', tag.replace('=', ':'));
+    if (options.gateway) query.set('gateway', 'true');
+    const listed = await client().list(`/meshes/${encodeURIComponent(mesh)}/dataplanes+insights${query.size > 0 ? `?${query}` : ''}`);
+    if (output !== 'table') return print(structured(output, listed));
+    print(
+      table(
+        [
+          { header: 'MESH', value: (o) => o.mesh },
+          { header: 'NAME', value: (o) => o.name },
+          { header: 'TAGS', value: (o) => tagsOf((o.dataplane?.networking?.inbound ?? []).map((i: any) => i.tags)) },
+          { header: 'STATUS', value: (o) => statusOf(o.dataplaneInsight) },
+          { header: 'LAST CONNECTED AGO', value: (o) => ago(lastSubscription(o.dataplaneInsight)?.connectTime) },
+          { header: 'CERT EXPIRATION', value: (o) => o.dataplaneInsight?.mTLS?.certificateExpirationTime ?? 'never' },
+          { header: 'MESH-DP', value: (o) => lastSubscription(o.dataplaneInsight)?.version?.meshDp?.version ?? 'unknown' },
+          { header: 'ENVOY', value: (o) => lastSubscription(o.dataplaneInsight)?.version?.envoy?.version ?? 'unknown' },
+        ],
+        listed.items,
+      ),
+    );
+  });
+inspect
+  .command('meshes')
+  .description('meshes with their proxies and policies')
+  .action(async () => {
+    const { output } = globals();
+    const listed = await client().list('/mesh-insights');
+    if (output !== 'table') return print(structured(output, listed));
+    print(
+      table(
+        [
+          { header: 'NAME', value: (m) => m.name },
+          { header: 'DATAPLANES', value: (m) => `${m.dataplanes?.online ?? 0}/${m.dataplanes?.total ?? 0}` },
+          { header: 'POLICIES', value: (m) => String(Object.values<{ total: number }>(m.policies ?? {}).reduce((sum, p) => sum + p.total, 0)) },
+          { header: 'SERVICES', value: (m) => String(m.services?.total ?? 0) },
+        ],
+        listed.items,
+      ),
+    );
+  });
+inspect
+  .command('services')
+  .description('services of a mesh with their proxies')
+  .action(async () => {
+    const { mesh, output } = globals();
+    const listed = await client().list(`/meshes/${encodeURIComponent(mesh)}/service-insights`);
+    if (output !== 'table') return print(structured(output, listed));
+    print(
+      table(
+        [
+          { header: 'MESH', value: (s) => s.mesh },
+          { header: 'NAME', value: (s) => s.name },
+          { header: 'STATUS', value: (s) => s.status ?? 'not_available' },
+          { header: 'DATAPLANES', value: (s) => `${s.dataplanes?.online ?? 0}/${s.dataplanes?.total ?? 0}` },
+        ],
+        listed.items,
+      ),
+    );
+  });
+inspect
+  .command('dataplane <name>')
+  .description('what one proxy is given')
+  .addOption(new Option('--type <type>', 'what to show').choices(['policies', 'xds', 'rules', 'config-dump']).default('policies'))
+  .action(async (name: string, options: { type: string }) => {
+    const { mesh } = globals();
+    const view = options.type === 'config-dump' ? 'xds' : options.type;
+    const reply = await client().ok('GET', `/meshes/${encodeURIComponent(mesh)}/dataplanes/${encodeURIComponent(name)}/${view}`);
+    print(structured(globals().output === 'yaml' ? 'yaml' : 'json', reply.json));
+  });
+for (const kind of NAMED_KINDS.filter((k) => k.inspectable)) {
+  inspect
+    .command(`${kind.cliNames!.singular} <name>`)
+    .description(`the proxies a ${kind.singularDisplayName} applies to`)
+    .action(async (name: string) => {
+      const { mesh, output } = globals();
+      const reply = await client().ok('GET', `${entityPath(kind, mesh, name)}/dataplanes`);
+      if (output !== 'table') return print(structured(output, reply.json));
+      print(table<any>([{ header: 'DATAPLANE', value: (item) => item.dataplane?.name ?? '' }], reply.json.items));
+    });
+}
+
+// --- generate -----------------------------------------------------------------------------------
+
+const generateCommand = program.command('generate').description('generate tokens, keys and certificates');
+const tokenCommand = (path: string, body: (options: any) => Record<string, unknown>) => (command: Command) =>
+  command.action(async (options: Record<string, unknown>) => {
+    const reply = await client().ok('POST', path, body(options));
+    print(`${reply.text}\n`);
+  });
+tokenCommand('/tokens/dataplane', (o) => ({ name: o.name, mesh: globals().mesh, tags: tagMap(o.tag), type: o.proxyType, validFor: o.validFor }))(
+  generateCommand
+    .command('dataplane-token')
+    .description('a token a proxy presents to the control plane')
+    .option('--name <name>', 'name of the dataplane')
+    .option('--tag <key=value...>', 'tags the proxy must have (repeat for several values)')
+    .option('--proxy-type <type>', 'dataplane, ingress or egress')
+    .option('--valid-for <duration>', 'how long the token is valid, e.g. 720h'),
+);
+tokenCommand('/tokens/zone-ingress', (o) => ({ zone: o.zone, validFor: o.validFor }))(
+  generateCommand.command('zone-ingress-token').description('a token for a zone ingress').requiredOption('--zone <zone>', 'zone of the ingress').option('--valid-for <duration>', 'validity'),
+);
+tokenCommand('/tokens/zone', (o) => ({ zone: o.zone, scope: o.scope ?? [], validFor: o.validFor }))(
+  generateCommand
+    .command('zone-token')
+    .description('a token for the zone proxies of a zone')
+    .option('--zone <zone>', 'the zone')
+    .option('--scope <scope...>', 'ingress, egress')
+    .option('--valid-for <duration>', 'validity'),
+);
+tokenCommand('/tokens/user', (o) => ({ name: o.name, groups: o.group ?? [], validFor: o.validFor }))(
+  generateCommand
+    .command('user-token')
+    .description('a token for a user of the API')
+    .requiredOption('--name <name>', 'name of the user')
+    .option('--group <group...>', 'groups of the user')
+    .requiredOption('--valid-for <duration>', 'validity, e.g. 24h'),
+);
+generateCommand
+  .command('signing-key')
+  .description('a new token signing key, as the data of a secret')
+  .action(() => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    print(`${Buffer.from(privateKey).toString('base64')}\n`);
+  });
+generateCommand
+  .command('tls-certificate')
+  .description('a self-signed certificate and key')
+  .addOption(new Option('--type <type>', 'server or client').choices(['server', 'client']).default('server'))
+  .option('--hostname <name...>', 'names the certificate is for', ['localhost'])
+  .requiredOption('--cert-file <file>', 'where to write the certificate')
+  .requiredOption('--key-file <file>', 'where to write the key')
+  .action(async (options: { type: string; hostname: string[]; certFile: string; keyFile: string }) => {
+    const pems = await generate([{ name: 'commonName', value: options.hostname[0] ?? 'localhost' }], {
+      keySize: 2048,
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: options.hostname.map((value) => ({ type: 2, value })) }, { name: 'extKeyUsage', [options.type === 'client' ? 'clientAuth' : 'serverAuth']: true }],
+    });
+    writeFileSync(options.certFile, pems.cert);
+    writeFileSync(options.keyFile, pems.private, { mode: 0o600 });
+    print(`certificate written to ${options.certFile}, key to ${options.keyFile}\n`);
+  });
+
+function tagMap(pairs: string[] | undefined): Record<string, string[]> {
+  const tags: Record<string, string[]> = {};
+  for (const pair of pairs ?? []) {
+    const at = pair.indexOf('=');
+    (tags[pair.slice(0, at)] ??= []).push(pair.slice(at + 1));
+  }
+  return tags;
+}
+
+// --- version, completion ------------------------------------------------------------------------
+
+program
+  .command('version')
+  .description('client and control plane versions')
+  .action(async () => {
+    print(`Client: ${VERSION}\n`);
+    const reply = await client().call('GET', '/');
+    print(reply.status < 400 ? `Control Plane: ${reply.json.version} (${reply.json.product ?? 'mesh'})\n` : 'Control Plane: unknown\n');
+  });
+
+/** Every command path, for shell completion. */
+function commandWords(command: Command): string[] {
+  return command.commands.flatMap((sub) => [sub.name(), ...commandWords(sub)]);
+}
+
+program
+  .command('completion')
+  .description('shell completion script')
+  .addArgument(new Argument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
+  .action((shell: string) => {
+    const words = [...new Set(commandWords(program))].sort().join(' ');
+    const bash = `_meshctl() { COMPREPLY=( $(compgen -W "${words}" -- "\${COMP_WORDS[COMP_CWORD]}") ); }\ncomplete -F _meshctl meshctl\n`;
+    print(shell === 'bash' ? bash : `autoload -U +X bashcompinit && bashcompinit\n${bash}`);
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.stderr.write(`${error instanceof UserError ? error.message : `Error: ${(error as Error).message}`}\n`);
+  process.exit(1);
+}

@@ -310,6 +310,33 @@ inspect
       ),
     );
   });
+/** Zones and zone proxies with the status of their connections, from their overview lists. */
+const zoneOverviews: Array<[string, string, string, string]> = [
+  ['zones', 'zone control planes and their connection to the global', '/zones+insights', 'zoneInsight'],
+  ['zone-ingresses', 'zone ingress proxies', '/zoneingresses+insights', 'zoneIngressInsight'],
+  ['zone-egresses', 'zone egress proxies', '/zoneegressoverviews', 'zoneEgressInsight'],
+];
+for (const [command, description, path, insightField] of zoneOverviews) {
+  inspect
+    .command(command)
+    .description(description)
+    .action(async () => {
+      const { output } = globals();
+      const listed = await client().list(path);
+      if (output !== 'table') return print(structured(output, listed));
+      print(
+        table<any>(
+          [
+            { header: 'NAME', value: (o) => o.name },
+            { header: 'STATUS', value: (o) => statusOf(o[insightField]) },
+            { header: 'LAST CONNECTED AGO', value: (o) => ago(lastSubscription(o[insightField])?.connectTime) },
+            { header: 'LAST UPDATED AGO', value: (o) => ago(lastSubscription(o[insightField])?.status?.lastUpdateTime) },
+          ],
+          listed.items,
+        ),
+      );
+    });
+}
 inspect
   .command('dataplane <name>')
   .description('what one proxy is given')

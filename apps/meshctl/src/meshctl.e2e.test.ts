@@ -111,6 +111,7 @@ describe('meshctl', () => {
     expect(dataplanes).toMatch(/web-1 .* Offline /);
     expect((await meshctl('inspect', 'meshes')).stdout).toMatch(/^NAME\s+DATAPLANES\s+POLICIES\s+SERVICES\ndefault\s+0\/1/);
     expect((await meshctl('inspect', 'traffic-route', 'web-to-backend')).stdout).toMatch(/^DATAPLANE\nweb-1\n$/);
+    expect((await meshctl('inspect', 'zone-ingresses')).stdout).toMatch(/^NAME\s+STATUS\s+LAST CONNECTED AGO\s+LAST UPDATED AGO\n$/);
     const policies = JSON.parse((await meshctl('inspect', 'dataplane', 'web-1', '--type', 'policies')).stdout);
     expect(policies.kind).toBe('SidecarDataplane');
   });

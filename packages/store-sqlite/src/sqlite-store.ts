@@ -80,6 +80,12 @@ export class SqliteResourceStore implements ResourceStore {
     this.events.setMaxListeners(0);
 
     const byKey = and(eq(resources.type, placeholder('type')), eq(resources.mesh, placeholder('mesh')), eq(resources.name, placeholder('name')));
+    const newContent = {
+      spec: sql`${placeholder('spec')}`,
+      labels: sql`${placeholder('labels')}`,
+      modificationTime: sql`${placeholder('time')}`,
+      version: sql`${resources.version} + 1`,
+    };
     this.statements = {
       insert: this.db
         .insert(resources)
@@ -95,26 +101,9 @@ export class SqliteResourceStore implements ResourceStore {
         })
         .onConflictDoNothing()
         .prepare(),
-      update: this.db
-        .update(resources)
-        .set({
-          spec: sql`${placeholder('spec')}`,
-          labels: sql`${placeholder('labels')}`,
-          modificationTime: sql`${placeholder('time')}`,
-          version: sql`${resources.version} + 1`,
-        })
-        .where(and(byKey, eq(resources.version, placeholder('version'))))
-        .prepare(),
-      replace: this.db
-        .update(resources)
-        .set({
-          spec: sql`${placeholder('spec')}`,
-          labels: sql`${placeholder('labels')}`,
-          modificationTime: sql`${placeholder('time')}`,
-          version: sql`${resources.version} + 1`,
-        })
-        .where(byKey)
-        .prepare(),
+      // An update holds the version it read; a batch replaces whatever is stored.
+      update: this.db.update(resources).set(newContent).where(and(byKey, eq(resources.version, placeholder('version')))).prepare(),
+      replace: this.db.update(resources).set(newContent).where(byKey).prepare(),
       delete: this.db.delete(resources).where(byKey).prepare(),
       record: this.db
         .insert(changes)

@@ -63,6 +63,12 @@ describe('defaults', () => {
 });
 
 describe('environment variables', () => {
+  it('refuse a MESH_* variable that names no configuration key', () => {
+    expect(() => load({ MESH_API_SERVR_HTTP_PORT: '6681' })).toThrow(
+      'MESH_API_SERVR_HTTP_PORT: names no configuration key (each MESH_* variable is a key path in upper snake case, such as MESH_API_SERVER_HTTP_PORT)',
+    );
+  });
+
   it('set numbers, strings and paths (the existing variables keep working)', () => {
     const config = load({
       MESH_API_SERVER_HTTP_PORT: '6681',

@@ -110,10 +110,15 @@ export function loadConfig(options: LoadConfigOptions = {}): ControlPlaneConfig 
     }
   }
   const env = options.env ?? process.env;
+  const known = new Set<string>();
   for (const { path, env: name } of configKeys()) {
+    known.add(name);
     const text = env[name];
     if (text !== undefined) setPath(config, path, coerce(text, getPath(DEFAULT_CONFIG, path), name));
   }
+  // A misspelt variable would otherwise be ignored in silence, as an unknown YAML key is not.
+  const unknown = Object.keys(env).filter((name) => name.startsWith('MESH_') && !known.has(name)).sort();
+  if (unknown.length > 0) throw new ConfigError(`${unknown.join(', ')}: names no configuration key (each MESH_* variable is a key path in upper snake case, such as MESH_API_SERVER_HTTP_PORT)`);
   return finish(config as ControlPlaneConfig);
 }
 

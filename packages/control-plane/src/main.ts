@@ -1,8 +1,11 @@
 // The command line of both binaries: parse flags, load configuration, run until a signal.
 import { Command } from 'commander';
 import { pino } from 'pino';
-import { ConfigError, loadConfig, type ControlPlaneConfig } from './config.js';
+import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
+import { DEFAULT_CONFIG } from './config-defaults.js';
+import { ConfigError, configKeys, loadConfig, type ControlPlaneConfig } from './config.js';
 import { startControlPlane } from './control-plane.js';
+import { VERSION } from './version.js';
 
 export type Binary = 'mesh-zone' | 'mesh-global';
 
@@ -20,12 +23,54 @@ function resolveMode(binary: Binary, config: ControlPlaneConfig): void {
   }
 }
 
+/** The configuration's defaults as YAML, each key with the environment variable that sets it. */
+export function defaultsYaml(): string {
+  const envByPath = new Map(configKeys().map(({ path, env }) => [path.join('.'), env]));
+  const document = new Document(DEFAULT_CONFIG);
+  visit(document, {
+    Pair(_, pair, path) {
+      const keys = [...path.filter(isPair), pair].map((p) => String((p.key as { value?: unknown }).value ?? p.key));
+      const env = envByPath.get(keys.join('.'));
+      if (isSeq(pair.value) && pair.value.items.length === 0) pair.value.flow = true;
+      if (env && (isScalar(pair.value) || isSeq(pair.value))) pair.value.comment = ` ${env}`;
+    },
+  });
+  return document.toString();
+}
+
+const ENVIRONMENT_HELP = `
+Configuration: defaults, then --config-file, then MESH_* environment variables, each a key path
+in upper snake case (apiServer.http.port is MESH_API_SERVER_HTTP_PORT). The most used:
+  MESH_MODE, MESH_API_SERVER_HTTP_PORT, MESH_API_SERVER_HTTPS_PORT, MESH_GENERAL_WORK_DIR,
+  MESH_STORE_TYPE, MESH_STORE_SQLITE_PATH, MESH_STORE_POSTGRES_HOST, MESH_DIAGNOSTICS_SERVER_PORT,
+  MESH_MULTIZONE_ZONE_NAME, MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS, MESH_API_SERVER_AUTHN_LOCALHOST_IS_ADMIN
+Every key with its variable and default: "config print-defaults".`;
+
 export async function runBinary(binary: Binary, argv: string[] = process.argv): Promise<void> {
   const program = new Command(binary)
     .description(binary === 'mesh-zone' ? 'Zone control plane of the service mesh (standalone by default)' : 'Global control plane of the service mesh')
+    .version(VERSION)
+    .addHelpText('after', ENVIRONMENT_HELP)
+    .showHelpAfterError();
+  let options: { configFile?: string } | undefined;
+  program
+    .command('run', { isDefault: true })
+    .description('run the control plane (the default command)')
     .option('-c, --config-file <file>', 'YAML configuration file (MESH_* environment variables override it)')
-    .parse(argv);
-  const options = program.opts<{ configFile?: string }>();
+    .addHelpText('after', ENVIRONMENT_HELP)
+    .action((opts: { configFile?: string }) => {
+      options = opts;
+    });
+  program
+    .command('config')
+    .description('configuration')
+    .command('print-defaults')
+    .description('print the default configuration as YAML, with the environment variable of each key')
+    .action(() => {
+      process.stdout.write(defaultsYaml());
+    });
+  await program.parseAsync(argv);
+  if (!options) return;
 
   const logger = pino({ name: binary, redact: ['*.password', '*.token', 'config.store.postgres.password'] });
   let config: ControlPlaneConfig;

@@ -11,7 +11,7 @@ const BIN_ROOT = '/usr/lib/postgresql';
 
 /** The directory of the newest installed server's binaries (`initdb`, `postgres`), if any. */
 export function findPostgresBinaries(): string | undefined {
-  const fromEnv = process.env.MESH_TEST_POSTGRES_BIN;
+  const fromEnv = process.env.POSTGRES_BIN_DIR;
   if (fromEnv) return existsSync(join(fromEnv, 'initdb')) ? fromEnv : undefined;
   if (!existsSync(BIN_ROOT)) return undefined;
   const versions = readdirSync(BIN_ROOT)

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { BINARIES } from './testing/process.js';
+import { BINARIES, startControlPlane } from './testing/process.js';
 
 const run = promisify(execFile);
 const zone = (args: string[], env: Record<string, string> = {}) =>
@@ -33,4 +33,31 @@ describe('mesh-zone command line', () => {
     expect(started.code).toBe(1);
     expect(started.stdout + started.stderr).toContain('MESH_API_SERVR_HTTP_PORT: names no configuration key');
   });
+});
+
+describe('a running mesh-zone', () => {
+  it('says where it is on stderr, and counts requests by route, resources by kind and proxies by status in /metrics', async () => {
+    const cp = await startControlPlane();
+    try {
+      expect(cp.output()).toMatch(/mesh-zone .* is running \(standalone\)/);
+      expect(cp.output()).toContain(`API          ${cp.url}`);
+      const metrics = async () => (await fetch(`http://127.0.0.1:${cp.ports.diagnostics}/metrics`)).text();
+      const count = (text: string, pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+      const ROUTE_COUNT = /api_server_http_request_duration_seconds_count\{handler="\/meshes\/\{mesh\}\/traffic-routes\/\{name\}",method="PUT",code="201"\} (\d+)/;
+      const before = await metrics();
+      expect(before).toContain('process_resident_memory_bytes');
+      expect(before).toMatch(/resources_count\{resource_type="Mesh",mesh=""\} 1/);
+      expect(before).toMatch(/dataplanes\{status="online"\} 0/);
+      for (const name of ['a', 'b']) {
+        const body = { type: 'TrafficRoute', mesh: 'default', name, sources: [{ match: { 'mesh.io/service': '*' } }], destinations: [{ match: { 'mesh.io/service': '*' } }], conf: { destination: { 'mesh.io/service': '*' } } };
+        await fetch(`${cp.url}/meshes/default/traffic-routes/${name}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      }
+      const after = await metrics();
+      expect(count(after, ROUTE_COUNT) - count(before, ROUTE_COUNT)).toBe(2);
+      expect(after).toMatch(/resources_count\{resource_type="TrafficRoute",mesh="default"\} 3/);
+      expect(after).toMatch(/zones\{status="online"\} 0/);
+    } finally {
+      await cp.stop();
+    }
+  }, 60_000);
 });

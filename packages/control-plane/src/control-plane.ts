@@ -15,6 +15,7 @@ import { effectiveConfig, type ControlPlaneConfig } from './config.js';
 import { PRODUCT, VERSION } from './version.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { closeGracefully, listen } from './listen.js';
+import { createMetrics } from './metrics.js';
 import { openStore } from './store.js';
 import { loadClientCertAuthorities, loadTlsMaterial } from './tls.js';
 
@@ -75,7 +76,9 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     await insights.start();
     await proxyConfigs.start();
 
+    const metrics = createMetrics(store, insights);
     const app = createApiApp({
+      observeRequest: metrics.observeRequest,
       manager,
       insights,
       proxyConfigs,
@@ -109,7 +112,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       ports.https = await listen(server, api.https.port, api.https.interface, 'apiServer.https');
       logger.info({ certificate: tls.source }, 'HTTPS certificate');
     }
-    const diagnostics = createHttpServer(createDiagnosticsApp(() => ready && isAvailable()));
+    const diagnostics = createHttpServer(createDiagnosticsApp(() => ready && isAvailable(), metrics.registry));
     servers.push(diagnostics);
     ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics');
 

@@ -1,10 +1,8 @@
 // The diagnostics server: readiness, liveness and Prometheus metrics of the process.
 import express, { type Express } from 'express';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 
-export function createDiagnosticsApp(isReady: () => boolean): Express {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+export function createDiagnosticsApp(isReady: () => boolean, registry: Registry): Express {
   const app = express();
   app.disable('x-powered-by');
   app.get('/healthy', (_req, res) => {

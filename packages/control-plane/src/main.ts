@@ -46,6 +46,20 @@ in upper snake case (apiServer.http.port is MESH_API_SERVER_HTTP_PORT). The most
   MESH_MULTIZONE_ZONE_NAME, MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS, MESH_API_SERVER_AUTHN_LOCALHOST_IS_ADMIN
 Every key with its variable and default: "config print-defaults".`;
 
+/** Where everything is, for the operator who just started it. */
+function banner(binary: Binary, config: ControlPlaneConfig, running: Awaited<ReturnType<typeof startControlPlane>>): string {
+  const { http, https, diagnostics } = running.ports;
+  const store = config.store.type === 'postgres' ? `postgres://${config.store.postgres.host}:${config.store.postgres.port}/${config.store.postgres.dbName}` : config.store.type === 'memory' ? 'memory (nothing kept)' : config.store.sqlite.path;
+  const lines = [
+    `${binary} ${VERSION} is running (${config.mode})`,
+    ...(http !== undefined ? [`  API          http://127.0.0.1:${http}`] : []),
+    ...(https !== undefined ? [`  API (TLS)    https://127.0.0.1:${https}`] : []),
+    ...(diagnostics !== undefined ? [`  diagnostics  http://127.0.0.1:${diagnostics}/ready, /healthy, /metrics`] : []),
+    `  data         ${store}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 export async function runBinary(binary: Binary, argv: string[] = process.argv): Promise<void> {
   const program = new Command(binary)
     .description(binary === 'mesh-zone' ? 'Zone control plane of the service mesh (standalone by default)' : 'Global control plane of the service mesh')
@@ -90,9 +104,15 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
     process.exit(1);
   }
 
+  process.stderr.write(banner(binary, config, running));
+
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: the operator does not want to wait for the drain.
+      logger.warn({ signal }, 'forced exit');
+      process.exit(130);
+    }
     stopping = true;
     logger.info({ signal }, 'shutting down');
     running.stop().then(

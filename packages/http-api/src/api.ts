@@ -8,7 +8,7 @@ import { addViewRoutes } from './views/index.js';
 import { sendDomainError, sendError } from './errors.js';
 import { allowedMethods, RouteTable, type Method } from './route-table.js';
 
-export type { ApiContext, ControlPlaneInfo, Logger } from './context.js';
+export type { ApiContext, ControlPlaneInfo, Logger, RequestObserver } from './context.js';
 
 const ROUTED_METHODS = new Set<string>(['GET', 'PUT', 'DELETE', 'POST']);
 
@@ -37,6 +37,13 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
 
   app.use((req: Request, res: Response, next) => {
     const match = table.match(req.path);
+    if (ctx.observeRequest) {
+      const observe = ctx.observeRequest;
+      const started = process.hrtime.bigint();
+      // Unknown paths are one route, so scanners cannot grow the metrics without bound.
+      const route = match?.template ?? 'unknown';
+      res.once('finish', () => observe({ route, method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - started) / 1e9 }));
+    }
     if (applyCors(req, res, ctx.corsAllowedDomains, match && allowedMethods(match))) return;
     if (!match) {
       sendError(res, 404, 'Not Found', 'Page Not Found');

@@ -19,6 +19,9 @@ export interface Logger {
   error(details: object, message: string): void;
 }
 
+/** Told of every answered request, by route template (`/meshes/{mesh}/dataplanes`), for metrics. */
+export type RequestObserver = (request: { route: string; method: string; status: number; seconds: number }) => void;
+
 /** Everything the REST surface depends on; no globals, so tests build as many servers as they like. */
 export interface ApiContext {
   manager: ResourceManager;
@@ -34,4 +37,5 @@ export interface ApiContext {
   info: ControlPlaneInfo;
   /** The effective configuration as `/config` shows it, secret values already masked. */
   effectiveConfig: Record<string, unknown>;
+  observeRequest?: RequestObserver;
 }

@@ -1,4 +1,4 @@
-export { createApiApp, type ApiContext, type ControlPlaneInfo, type Logger } from './api.js';
+export { createApiApp, type ApiContext, type ControlPlaneInfo, type Logger, type RequestObserver } from './api.js';
 export { RouteTable, type Route, type Handler, type Params, type Method } from './route-table.js';
 export { errorBody, sendError, sendJson, type ErrorBody } from './errors.js';
 export { parsePage, nextPageUrl, collectionJson, type Page } from './pagination.js';

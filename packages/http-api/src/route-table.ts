@@ -20,13 +20,17 @@ interface Node {
   handlers: Map<Method, Handler>;
   /** Names of the captured segments of the routes ending here, in order. */
   paramNames: string[];
+  /** The path of the routes ending here, as declared (`/meshes/{mesh}/dataplanes/{name}`). */
+  template: string;
 }
 
-const newNode = (): Node => ({ literals: new Map(), handlers: new Map(), paramNames: [] });
+const newNode = (): Node => ({ literals: new Map(), handlers: new Map(), paramNames: [], template: '' });
 
 export interface RouteMatch {
   params: Params;
   handlers: ReadonlyMap<Method, Handler>;
+  /** The declared path that matched, for metrics and logs (no resource names in it). */
+  template: string;
 }
 
 export class RouteTable {
@@ -51,6 +55,7 @@ export class RouteTable {
     if (node.handlers.size > 0 && node.paramNames.join() !== paramNames.join()) throw new Error(`conflicting parameter names at ${route.path}`);
     node.handlers.set(route.method, route.handler);
     node.paramNames = paramNames;
+    node.template = route.path;
     return this;
   }
 
@@ -65,7 +70,7 @@ export class RouteTable {
     node.paramNames.forEach((name, i) => {
       params[name] = captured[i]!;
     });
-    return { params, handlers: node.handlers };
+    return { params, handlers: node.handlers, template: node.template };
   }
 }
 

@@ -56,6 +56,17 @@ describe('a running mesh-zone', () => {
       expect(count(after, ROUTE_COUNT) - count(before, ROUTE_COUNT)).toBe(2);
       expect(after).toMatch(/resources_count\{resource_type="TrafficRoute",mesh="default"\} 3/);
       expect(after).toMatch(/zones\{status="online"\} 0/);
+
+      // One log line per request, carrying the caller's request id, which the answer echoes.
+      const traced = await fetch(`${cp.url}/meshes/default`, { headers: { 'x-request-id': 'trace-123', authorization: 'Bearer not-logged' } });
+      expect(traced.headers.get('x-request-id')).toBe('trace-123');
+      let line: string | undefined;
+      for (let i = 0; i < 100 && !line; i++) {
+        line = cp.output().split('\n').find((l) => l.includes('"trace-123"'));
+        if (!line) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(JSON.parse(line!)).toMatchObject({ level: 30, req: { id: 'trace-123', method: 'GET', url: '/meshes/default' }, res: { statusCode: 200 } });
+      expect(cp.output()).not.toContain('not-logged');
     } finally {
       await cp.stop();
     }

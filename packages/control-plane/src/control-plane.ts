@@ -16,6 +16,7 @@ import { PRODUCT, VERSION } from './version.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { closeGracefully, listen } from './listen.js';
 import { createMetrics } from './metrics.js';
+import { requestLog } from './request-log.js';
 import { openStore } from './store.js';
 import { loadClientCertAuthorities, loadTlsMaterial } from './tls.js';
 
@@ -79,6 +80,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     const metrics = createMetrics(store, insights);
     const app = createApiApp({
       observeRequest: metrics.observeRequest,
+      requestLogger: requestLog(logger),
       manager,
       insights,
       proxyConfigs,

@@ -34,6 +34,7 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
   // ETags hash every body: on a 40 KB list page that costs more than half the throughput.
   app.set('etag', false);
   app.set('query parser', 'simple');
+  if (ctx.requestLogger) app.use(ctx.requestLogger);
 
   app.use((req: Request, res: Response, next) => {
     const match = table.match(req.path);

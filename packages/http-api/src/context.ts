@@ -1,4 +1,5 @@
 import type { InsightAggregator } from '@mesh/insights';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Mode } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
@@ -38,4 +39,6 @@ export interface ApiContext {
   /** The effective configuration as `/config` shows it, secret values already masked. */
   effectiveConfig: Record<string, unknown>;
   observeRequest?: RequestObserver;
+  /** Runs first for every request (the request log). */
+  requestLogger?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }

@@ -89,6 +89,9 @@ function getPath(tree: Tree, path: readonly string[]): unknown {
   return path.reduce<unknown>((node, key) => (isTree(node) ? node[key] : undefined), tree);
 }
 
+/** Variables of the process that are no configuration key: the log level (`--log-level`). */
+export const PROCESS_VARIABLES: readonly string[] = ['MESH_LOG_LEVEL'];
+
 export interface LoadConfigOptions {
   configFile?: string;
   env?: NodeJS.ProcessEnv;
@@ -110,7 +113,7 @@ export function loadConfig(options: LoadConfigOptions = {}): ControlPlaneConfig 
     }
   }
   const env = options.env ?? process.env;
-  const known = new Set<string>();
+  const known = new Set<string>(PROCESS_VARIABLES);
   for (const { path, env: name } of configKeys()) {
     known.add(name);
     const text = env[name];

@@ -1,5 +1,5 @@
 // The command line of both binaries: parse flags, load configuration, run until a signal.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { pino } from 'pino';
 import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
 import { DEFAULT_CONFIG } from './config-defaults.js';
@@ -38,6 +38,8 @@ export function defaultsYaml(): string {
   return document.toString();
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+
 const ENVIRONMENT_HELP = `
 Configuration: defaults, then --config-file, then MESH_* environment variables, each a key path
 in upper snake case (apiServer.http.port is MESH_API_SERVER_HTTP_PORT). The most used:
@@ -66,13 +68,14 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
     .version(VERSION)
     .addHelpText('after', ENVIRONMENT_HELP)
     .showHelpAfterError();
-  let options: { configFile?: string } | undefined;
+  let options: { configFile?: string; logLevel: string } | undefined;
   program
     .command('run', { isDefault: true })
     .description('run the control plane (the default command)')
     .option('-c, --config-file <file>', 'YAML configuration file (MESH_* environment variables override it)')
+    .addOption(new Option('--log-level <level>', 'least severe log level shown').choices(LOG_LEVELS).env('MESH_LOG_LEVEL').default('info'))
     .addHelpText('after', ENVIRONMENT_HELP)
-    .action((opts: { configFile?: string }) => {
+    .action((opts: { configFile?: string; logLevel: string }) => {
       options = opts;
     });
   program
@@ -86,7 +89,7 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
   await program.parseAsync(argv);
   if (!options) return;
 
-  const logger = pino({ name: binary, redact: ['*.password', '*.token', 'config.store.postgres.password'] });
+  const logger = pino({ name: binary, level: options.logLevel, redact: ['*.password', '*.token', 'config.store.postgres.password'] });
   let config: ControlPlaneConfig;
   try {
     config = loadConfig(options.configFile ? { configFile: options.configFile } : {});

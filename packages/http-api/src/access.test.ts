@@ -1,4 +1,4 @@
-// Who may do what (rest-contract §1 "Auth", §2.3, §3.5): secrets are for admins only; a bad
+// Who may do what (docs/tokens.md): secrets are for admins only; a bad
 // bearer token is refused. With `localhostIsAdmin: false` the test client is anonymous.
 import { getKind } from '@mesh/model';
 import { afterEach, describe, expect, it } from 'vitest';

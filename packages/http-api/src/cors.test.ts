@@ -1,4 +1,4 @@
-// CORS as `apiServer.corsAllowedDomains` configures it (rest-contract §1).
+// CORS as `apiServer.corsAllowedDomains` configures it (docs/api.md, HTTP).
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApi, type Reply, type TestApi, type TestApiOptions } from './testing.js';
 

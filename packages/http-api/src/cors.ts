@@ -1,4 +1,4 @@
-// CORS as `apiServer.corsAllowedDomains` configures it (rest-contract §1).
+// CORS as `apiServer.corsAllowedDomains` configures it (docs/api.md, HTTP).
 import type { Request, Response } from 'express';
 
 export function isOriginAllowed(origin: string, allowed: readonly string[]): boolean {

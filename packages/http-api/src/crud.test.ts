@@ -1,4 +1,4 @@
-// Behaviour of PUT / GET / DELETE on resources (rest-contract §2, §3, §7.3, §7.4).
+// Behaviour of PUT / GET / DELETE on resources (docs/api.md, Errors, Resources and Meshes).
 import { getKind } from '@mesh/model';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {

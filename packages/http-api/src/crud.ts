@@ -1,4 +1,4 @@
-// The CRUD surface of every kind, generated from the registry (rest-contract §3, §4).
+// The CRUD surface of every kind, generated from the registry (docs/api.md, Resources and Lists).
 import { invalidResource, KINDS, methodNotAllowed, resourceNotFound, type AnyKind } from '@mesh/model';
 import type { Request, Response } from 'express';
 import { callerOf, requireAccess } from './access.js';

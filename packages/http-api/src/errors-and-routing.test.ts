@@ -1,5 +1,5 @@
 // The HTTP layer around the resources: routing, media types, body limits and hostile input
-// (rest-contract §1, §2; decisions.md: router errors use the standard JSON error body).
+// (docs/api.md, HTTP and Errors: router errors use the standard JSON error body).
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectJson, startApi, stdError, trafficRoute, type Reply, type TestApi } from './testing.js';
 

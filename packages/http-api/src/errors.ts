@@ -1,4 +1,4 @@
-// The standard error body (rest-contract §2) and the one place domain errors become HTTP.
+// The standard error body (docs/api.md, Errors) and the one place domain errors become HTTP.
 import { DomainError, WRITE_TITLES, type ErrorCode, type Violation } from '@mesh/model';
 import type { Response } from 'express';
 

@@ -1,4 +1,4 @@
-// Query filters of resource lists (rest-contract §4.3): `name`, `tag`, `gateway`, parsed into the
+// Query filters of resource lists (docs/api.md, Lists): `name`, `tag`, `gateway`, parsed into the
 // store's list filter, which the store evaluates where its data is.
 import { invalidResource, type AnyKind } from '@mesh/model';
 import type { ListFilter } from '@mesh/store';

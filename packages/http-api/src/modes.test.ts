@@ -1,4 +1,4 @@
-// Control-plane modes that refuse writes (rest-contract §8): a read-only API, a zone control
+// Control-plane modes that refuse writes (docs/api.md, Modes): a read-only API, a zone control
 // plane, a global control plane. All refusals share one 405 body.
 import { afterEach, describe, expect, it } from 'vitest';
 import { dataplane, expectJson, secret, startApi, stdError, trafficRoute, type TestApi, type TestApiOptions } from './testing.js';

@@ -1,4 +1,4 @@
-// Lists: the envelope, paging, the `next` URL and the filters (rest-contract §4).
+// Lists: the envelope, paging, the `next` URL and the filters (docs/api.md, Lists).
 import { getKind } from '@mesh/model';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataplane, emptyMesh, expectJson, externalService, startApi, stdError, trafficRoute, type TestApi } from './testing.js';

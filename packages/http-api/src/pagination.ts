@@ -1,4 +1,4 @@
-// One pagination helper for every list (rest-contract §4.1, §4.2).
+// One pagination helper for every list (docs/api.md, Lists).
 import { DomainError } from '@mesh/model';
 import type { Request } from 'express';
 import { firstQueryValue } from './query.js';

@@ -1,4 +1,4 @@
-// The route table on its own: matching, captures, trailing slashes, decoding (rest-contract §1).
+// The route table on its own: matching, captures, trailing slashes, decoding (docs/api.md, HTTP).
 import { describe, expect, it } from 'vitest';
 import { allowedMethods, RouteTable, type Handler } from './route-table.js';
 

@@ -151,7 +151,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   };
 }
 
-/** The standard error body (rest-contract §2), in its key order. */
+/** The standard error body (docs/api.md, Errors), in its key order. */
 export function stdError(status: number, title: string, detail: string, violations: Array<[field: string, message: string]> = []) {
   if (violations.length === 0) return { type: '/std-errors', status, title, detail, details: detail };
   return {

@@ -1,4 +1,4 @@
-// What one dataplane adds to its mesh's insights (matching-insights-xds §3.3, §3.4). Aggregates
+// What one dataplane adds to its mesh's insights (docs/insights.md). Aggregates
 // add a dataplane's contribution and subtract it again when the dataplane or its insight changes.
 import { SERVICE_TAG } from '@mesh/model';
 import { dataplaneStatus, type DataplaneStatus } from './status.js';

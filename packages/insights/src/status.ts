@@ -1,4 +1,4 @@
-// Whether proxies and zones are up, from their insights (matching-insights-xds §3.2, §3.5).
+// Whether proxies and zones are up, from their insights (docs/insights.md, Status).
 import type { StoredDataplane, StoredDataplaneInsight, StoredZone, StoredZoneInsight, Subscription } from './stored.js';
 
 export type DataplaneStatus = 'online' | 'offline' | 'partiallyDegraded';

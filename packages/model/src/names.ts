@@ -1,4 +1,4 @@
-// Resource name rules (rest-contract §3.2).
+// Resource name rules (docs/api.md, Resources).
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LOOSE = /^[0-9a-z-_.]*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -1,4 +1,4 @@
-// Who writes, and what each caller may touch (rest-contract §1 "Auth"): secrets are for admins only.
+// Who writes, and what each caller may touch (docs/tokens.md): secrets are for admins only.
 import { DomainError, type AnyKind } from '@mesh/model';
 
 export interface Caller {

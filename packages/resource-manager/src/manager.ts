@@ -184,7 +184,7 @@ export class ResourceManager {
     }
   }
 
-  /** Meta checks, accumulated in the reference's order (rest-contract §3.3 step 5). */
+  /** Meta checks, accumulated in the reference's order (docs/api.md, Resources). */
   private metaViolations(kind: AnyKind, key: ResourceKey, meta: ResourceMeta, creating: boolean): Violation[] {
     const violations: Violation[] = [];
     if (key.name !== meta.name) violations.push({ field: 'name', message: 'name from the URL has to be the same as in body' });

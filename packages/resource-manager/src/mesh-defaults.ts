@@ -1,4 +1,4 @@
-// The resources the reference creates with every mesh (rest-contract §7.2).
+// The resources the reference creates with every mesh (docs/api.md, Meshes).
 import type { PolicyKind } from '@mesh/model';
 import type { NewResource } from '@mesh/store';
 

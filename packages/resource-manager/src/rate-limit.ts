@@ -1,5 +1,5 @@
 // A RateLimit that reaches an external service may select it by service tag only: the proxy
-// applies such limits per external cluster (rest-contract §5.6, §6.2).
+// applies such limits per external cluster (docs/api.md, Kinds).
 import { externalServiceKind, invalidResource, rateLimitKind, SERVICE_TAG, type Violation } from '@mesh/model';
 import type { KindHooks, ManagerContext, Spec } from './hooks.js';
 

@@ -3,7 +3,7 @@ import { mtlsOf, secretsUsedBy } from './ca.js';
 import type { KindHooks, Spec } from './hooks.js';
 
 export const secretHooks: KindHooks = {
-  /** A secret an mTLS backend of its mesh reads cannot go (rest-contract §7.4). */
+  /** A secret an mTLS backend of its mesh reads cannot go (docs/api.md, Meshes). */
   async beforeDelete(ctx, current) {
     if (ctx.mode === 'zone') return;
     const mesh = await ctx.store.get({ type: meshKind.name, mesh: '', name: current.mesh });

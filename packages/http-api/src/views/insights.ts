@@ -1,4 +1,4 @@
-// Insights (rest-contract §9.6): mesh and service insights from the running aggregates, the
+// Insights (docs/insights.md): mesh and service insights from the running aggregates, the
 // global summaries, and the zones' status on a global control plane.
 import { zoneStatus, type MeshInsight, type ServiceInsight, type StoredZone, type StoredZoneInsight } from '@mesh/insights';
 import { DomainError, KINDS, meshInsightKind, resourceNotFound, serviceInsightKind, zoneInsightKind, zoneKind } from '@mesh/model';

@@ -1,4 +1,4 @@
-// Inspection (matching-insights-xds §2): the policies matched for a dataplane, the dataplanes a
+// Inspection (docs/insights.md, Inspection): the policies matched for a dataplane, the dataplanes a
 // policy or gateway applies to, targetRef rules and the `/xds` dump of a proxy, all read from
 // the proxy configuration the control plane keeps up to date (never matched per request).
 import { getKind, invalidResource, meshGatewayKind, meshGatewayRouteKind, policyKinds, resourceNotFound } from '@mesh/model';

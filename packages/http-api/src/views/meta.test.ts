@@ -1,4 +1,4 @@
-// The meta endpoints: `/`, `/config`, `/versions`, `/policies`, `/who-am-i` (rest-contract §9.1-§9.5).
+// The meta endpoints: `/`, `/config`, `/versions`, `/policies`, `/who-am-i` (docs/api.md, Meta and insight endpoints).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ResourceManager } from '@mesh/resource-manager';
@@ -53,7 +53,7 @@ async function serveWith(overrides: { effectiveConfig: Record<string, unknown>; 
   };
 }
 
-// The contract's catalogue (seed-api "Catalogue of policy kinds"), in its order.
+// The contract's catalogue (the contract's catalogue of policy kinds), in its order.
 const CATALOGUE = [
   ['CircuitBreaker', 'circuit-breakers', 'Circuit Breakers', 'Circuit Breaker'],
   ['ExternalService', 'external-services', 'External Services', 'External Service'],

@@ -1,4 +1,4 @@
-// `/`, `/config`, `/versions`, `/policies`, `/who-am-i` (rest-contract §9.1-§9.5).
+// `/`, `/config`, `/versions`, `/policies`, `/who-am-i` (docs/api.md, Meta and insight endpoints).
 import { catalogueKinds, type AnyKind } from '@mesh/model';
 import type { Request, Response } from 'express';
 import { callerOf } from '../access.js';

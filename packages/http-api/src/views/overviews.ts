@@ -1,6 +1,6 @@
 // Overviews: a proxy or zone joined with its insight (`DataplaneOverview`, `ZoneOverview`, ...),
 // at `<path>/_overview`, `<path>/{name}/_overview` and the reference's older `dataplanes+insights`
-// style paths (rest-contract §4.4). JSON is assembled from the stored texts.
+// style paths (docs/api.md, Lists). JSON is assembled from the stored texts.
 import { DomainError, INSIGHT_LINKS, resourceNotFound, type InsightLink } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import type { Request, Response } from 'express';

@@ -1,5 +1,5 @@
 // `/meshes/{mesh}/<policy-path>/{name}/_resources/dataplanes`: the dataplanes a policy selects
-// (rest-contract §9.7). As the reference: a selector policy selects by its selectors, a
+// (docs/api.md, Meta and insight endpoints). As the reference: a selector policy selects by its selectors, a
 // source/destination policy by any of its sources or destinations; a selector matches a
 // dataplane when it matches one inbound's tags or the gateway's.
 import { dataplaneKind, dataplaneTagSets, DomainError, policyKinds, resourceNotFound, type AnyKind, type DataplaneSpec, type Selector } from '@mesh/model';

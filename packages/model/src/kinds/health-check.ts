@@ -16,7 +16,7 @@ const HttpSchema = message({
   requestHeadersToAdd: list(HeaderValueOptionSchema),
   expectedStatuses: list(u32Value().unwrap()),
   // Not a 2.5.0 field; the contract lists it, so it is accepted and returned as sent, false
-  // included, and not validated (decisions.md).
+  // included, and not validated.
   useHttp1: boolValue(),
 });
 

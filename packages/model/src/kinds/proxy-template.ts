@@ -45,7 +45,7 @@ export const ProxyTemplateSpecSchema = message({
 });
 export type ProxyTemplateSpec = z.infer<typeof ProxyTemplateSpecSchema>;
 
-/** The profiles a template may import (rest-contract §5.5; 2.5.0 also lists its internal `gateway-proxy`). */
+/** The profiles a template may import (docs/api.md, Kinds; the reference also lists its internal `gateway-proxy`). */
 const PROFILES = ['default-proxy', 'egress-proxy', 'ingress-proxy'];
 
 const RESOURCE_OPERATIONS = ['add', 'patch', 'remove'];

@@ -9,7 +9,7 @@ export const TrafficLogSpecSchema = message({
   sources: selectorList(),
   destinations: selectorList(),
   // Optional: without a backend the mesh's default logging backend is used. Not checked
-  // against the mesh's backends (rest-contract §7.5).
+  // against the mesh's backends (docs/api.md, Kinds).
   conf: message({ backend: str() }).optional(),
 });
 export type TrafficLogSpec = z.infer<typeof TrafficLogSpecSchema>;

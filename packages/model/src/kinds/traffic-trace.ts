@@ -8,7 +8,7 @@ import { selectorList } from './common.js';
 export const TrafficTraceSpecSchema = message({
   selectors: selectorList(),
   // Optional: without a backend the mesh's default tracing backend is used. Not checked
-  // against the mesh's backends (rest-contract §7.5).
+  // against the mesh's backends (docs/api.md, Kinds).
   conf: message({ backend: str() }).optional(),
 });
 export type TrafficTraceSpec = z.infer<typeof TrafficTraceSpecSchema>;

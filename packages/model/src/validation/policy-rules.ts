@@ -1,4 +1,4 @@
-// Checks shared by the source/destination policy kinds (rest-contract §5.4, §6.1).
+// Checks shared by the source/destination policy kinds (docs/api.md, Kinds).
 import { durationNanos } from '../wire.js';
 import { SELECTOR_PROFILES, validateSelectors, type TagMap } from './tags.js';
 import type { Violations } from './violations.js';

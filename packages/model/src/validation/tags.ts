@@ -71,7 +71,7 @@ export function validateSelectors(v: Violations, path: string, selectors: Array<
   });
 }
 
-/** The reference's selector profiles (rest-contract §5.1). */
+/** The reference's selector profiles (docs/api.md, Kinds). */
 export const SELECTOR_PROFILES = {
   /** S-ANY: list required, each selector at least one tag. */
   any: { requireAtLeastOneSelector: true, requireAtLeastOneTag: true },

@@ -23,7 +23,7 @@ export interface MeshMtls {
 
 export const mtlsOf = (spec: Spec): MeshMtls => (spec.mtls as MeshMtls | undefined) ?? {};
 
-type DataSource = { secret?: string; file?: string; inline?: string; inlineString?: string };
+export type DataSource = { secret?: string; file?: string; inline?: string; inlineString?: string };
 
 const SOURCES_HINT = 'data source has to be chosen. Available sources: secret, file, inline';
 const MAX_BACKEND_NAME = 255;
@@ -40,7 +40,7 @@ function checkDataSource(path: string, source: DataSource, out: Violation[]): vo
   }
 }
 
-async function loadDataSource(ctx: ManagerContext, mesh: string, source: DataSource): Promise<string> {
+export async function loadDataSource(ctx: Pick<ManagerContext, 'store'>, mesh: string, source: DataSource): Promise<string> {
   if (source.secret !== undefined) {
     const secret = await ctx.store.get({ type: secretKind.name, mesh, name: source.secret });
     if (!secret) throw new Error(`could not load data: Resource not found: type="Secret" name="${source.secret}" mesh="${mesh}"`);

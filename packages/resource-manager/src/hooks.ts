@@ -1,5 +1,5 @@
 import type { AnyKind, Mode } from '@mesh/model';
-import type { ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
+import type { NewResource, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 
 export type Spec = Record<string, unknown>;
 
@@ -18,10 +18,14 @@ export interface ManagerContext {
 export interface KindHooks {
   /** Before a create is stored; returns the spec to store. */
   beforeCreate?: (ctx: ManagerContext, key: ResourceKey, spec: Spec) => Promise<Spec>;
-  afterCreate?: (ctx: ManagerContext, created: StoredResource, spec: Spec) => Promise<void>;
   /** Before an update is stored; returns the spec to store. */
   beforeUpdate?: (ctx: ManagerContext, key: ResourceKey, spec: Spec, current: StoredResource) => Promise<Spec>;
-  afterUpdate?: (ctx: ManagerContext, updated: StoredResource, spec: Spec) => Promise<void>;
+  /**
+   * What the resource brings along (a mesh's default policies, keys and CA), written in the same
+   * transaction as the resource, each one where missing: a crash never leaves one without the
+   * others. `current` is the stored resource an update replaces.
+   */
+  owned?: (ctx: ManagerContext, key: ResourceKey, spec: Spec, current: StoredResource | undefined) => Promise<NewResource[]>;
   beforeDelete?: (ctx: ManagerContext, current: StoredResource) => Promise<void>;
   /** Replaces the plain delete (a mesh takes what it owns along). */
   delete?: (ctx: ManagerContext, key: ResourceKey) => Promise<void>;

@@ -2,3 +2,5 @@ export { ResourceManager, type KindKey, type ResourceManagerOptions, type WriteO
 export { ADMIN, ANONYMOUS, isAdmin, requireAccess, type Caller } from './access.js';
 export type { Spec } from './hooks.js';
 export { generateSigningKeyData } from './mesh.js';
+export { syncCursorSetting, syncedKind, type SyncBatch, type SyncedCopy, type SyncedKindBatch } from './sync.js';
+export { issueMeshIdentity, loadMeshCa, type IssuedIdentity, type MeshCa } from './identity.js';

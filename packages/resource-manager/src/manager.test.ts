@@ -53,6 +53,26 @@ describe('ResourceManager', () => {
     });
   });
 
+  it('writes a mesh and everything it owns in one store write, so a crash never leaves a mesh without its defaults', async () => {
+    const { store, manager } = await setup();
+    const writes: Array<{ method: string; owned: string[] }> = [];
+    for (const method of ['create', 'update', 'createMissing', 'writeBatch', 'delete', 'deleteMesh'] as const) {
+      const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
+      (store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        const owned = method === 'create' || method === 'update' ? ((args[1] as Array<{ name: string }> | undefined) ?? []) : [];
+        writes.push({ method, owned: owned.map((r) => r.name).sort() });
+        return original(...args);
+      };
+    }
+    await put(manager, 'Mesh', '', 'm1', {});
+    expect(writes).toEqual([
+      { method: 'create', owned: ['allow-all-m1', 'circuit-breaker-all-m1', 'dataplane-token-signing-key-m1-1', 'retry-all-m1', 'route-all-m1', 'timeout-all-m1'] },
+    ]);
+    writes.length = 0;
+    await update(manager, 'Mesh', (await store.get({ type: 'Mesh', mesh: '', name: 'm1' }))!, { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
+    expect(writes).toEqual([{ method: 'update', owned: ['m1.ca-builtin-cert-ca-1', 'm1.ca-builtin-key-ca-1'] }]);
+  });
+
   it('skips the initial policies a mesh names, or all of them with *', async () => {
     const { store, manager } = await setup();
     await put(manager, 'Mesh', '', 'some', { skipCreatingInitialPolicies: ['TrafficRoute', 'Retry'] });

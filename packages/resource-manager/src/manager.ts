@@ -15,7 +15,6 @@ import {
   meshKind,
   methodNotAllowed,
   NAME_MESSAGES,
-  ORIGIN_LABEL,
   rateLimitKind,
   readResourceBody,
   resourceNotFound,
@@ -23,19 +22,21 @@ import {
   syncsGlobalToZone,
   syncsZoneToGlobal,
   WRITE_TITLES,
-  ZONE_LABEL,
+  zoneKind,
   type AnyKind,
   type Mode,
   type ResourceMeta,
   type Violation,
 } from '@mesh/model';
-import type { ListPage, ListQuery, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
+import type { ListPage, ListQuery, ResourceChange, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import { requireAccess, type Caller } from './access.js';
 import { dataplaneHooks } from './dataplane.js';
 import type { HooksByKind, KindHooks, ManagerContext, Spec } from './hooks.js';
 import { meshHooks } from './mesh.js';
 import { externalServiceHooks, rateLimitHooks } from './rate-limit.js';
 import { secretHooks } from './secret.js';
+import { originLabels, requireZone, type SyncBatch, syncWrites } from './sync.js';
+import { zoneHooks } from './zone.js';
 
 /** Kind-specific rules, one entry per kind that has any. */
 const HOOKS: HooksByKind = new Map<string, KindHooks>([
@@ -44,6 +45,7 @@ const HOOKS: HooksByKind = new Map<string, KindHooks>([
   [secretKind.name, secretHooks],
   [rateLimitKind.name, rateLimitHooks],
   [externalServiceKind.name, externalServiceHooks],
+  [zoneKind.name, zoneHooks],
 ]);
 
 const NO_HOOKS: KindHooks = {};
@@ -158,6 +160,19 @@ export class ResourceManager {
     await this.deleteInsightOf(kind, key);
   }
 
+  /**
+   * Applies what zone sync received, in one transaction with the batch's settings (its cursor):
+   * only kinds that flow from that sender to this control plane, copies stored as sent and
+   * labelled with their origin, a zone's copies only while its Zone exists. The sender wins.
+   */
+  async applySynced(batch: SyncBatch): Promise<ResourceChange[]> {
+    for (const { kind } of batch.kinds) this.requireWritable(kind, batch.origin, undefined);
+    const writes = await syncWrites(this.options.store, batch);
+    if (typeof batch.origin === 'object' && writes.some((write) => write.operation === 'upsert')) await requireZone(this.options.store, batch.origin.zone);
+    if (writes.length === 0 && !batch.settings) return [];
+    return this.options.store.writeBatch(writes, batch.settings ? { settings: batch.settings } : {});
+  }
+
   /** Creates mesh `default` (with its defaults) unless it exists. */
   async ensureDefaultMesh(): Promise<void> {
     if (await this.get(meshKind, '', 'default')) return;
@@ -209,8 +224,8 @@ export class ResourceManager {
     const hooks = HOOKS.get(kind.name) ?? NO_HOOKS;
     const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
     const toStore = hooks.beforeCreate ? await hooks.beforeCreate(this.ctx, key, defaulted) : defaulted;
-    const resource = await this.options.store.create({ ...key, spec: JSON.stringify(toStore), labels });
-    await hooks.afterCreate?.(this.ctx, resource, toStore);
+    const owned = hooks.owned ? await hooks.owned(this.ctx, key, toStore, undefined) : [];
+    const resource = await this.options.store.create({ ...key, spec: JSON.stringify(toStore), labels }, owned);
     return { created: true, resource, warnings: [] };
   }
 
@@ -219,8 +234,8 @@ export class ResourceManager {
     const hooks = HOOKS.get(kind.name) ?? NO_HOOKS;
     const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
     const toStore = hooks.beforeUpdate ? await hooks.beforeUpdate(this.ctx, key, defaulted, current) : defaulted;
-    const resource = await this.options.store.update({ ...key, spec: JSON.stringify(toStore), version: current.version, labels });
-    await hooks.afterUpdate?.(this.ctx, resource, toStore);
+    const owned = hooks.owned ? await hooks.owned(this.ctx, key, toStore, current) : [];
+    const resource = await this.options.store.update({ ...key, spec: JSON.stringify(toStore), version: current.version, labels }, owned);
     return { created: false, resource, warnings: [] };
   }
 
@@ -259,13 +274,6 @@ const keyOf = (kind: AnyKind, mesh: string, name: string): ResourceKey => ({
   mesh: kind.scope === 'mesh' ? mesh : '',
   name,
 });
-
-/** The labels that say where a synced copy came from. */
-function originLabels(origin: WriteOrigin): Record<string, string> {
-  if (origin === 'local') return {};
-  if (origin === 'global') return { [ORIGIN_LABEL]: 'global' };
-  return { [ORIGIN_LABEL]: 'zone', [ZONE_LABEL]: origin.zone };
-}
 
 function withoutControlPlaneLabels(labels: Record<string, string>): Record<string, string> {
   const rest = { ...labels };

@@ -37,20 +37,20 @@ export const meshHooks: KindHooks = {
     await checkMtls(ctx, key.name, spec);
     return spec;
   },
-  async afterCreate(ctx, created, spec) {
-    const mesh = created.name;
-    const owned = [...(await builtinCaSecrets(ctx, mesh, mtlsOf(spec)))];
-    if (writesDefaults(ctx)) {
-      owned.push(...(await signingKeySecret(ctx, mesh)));
-      owned.push(...defaultPolicies(mesh, (spec.skipCreatingInitialPolicies as string[] | undefined) ?? []));
-    }
-    await ctx.store.createMissing(owned);
-  },
   async beforeUpdate(ctx, key, spec, current) {
     checkCaChange(mtlsOf(JSON.parse(current.spec) as Spec), mtlsOf(spec));
     await checkMtls(ctx, key.name, spec);
-    await ctx.store.createMissing(await builtinCaSecrets(ctx, key.name, mtlsOf(spec)));
     return spec;
+  },
+  /** The CA of a builtin backend; on create also the token signing key and the default policies. */
+  async owned(ctx, key, spec, current) {
+    const mesh = key.name;
+    const owned = [...(await builtinCaSecrets(ctx, mesh, mtlsOf(spec)))];
+    if (!current && writesDefaults(ctx)) {
+      owned.push(...(await signingKeySecret(ctx, mesh)));
+      owned.push(...defaultPolicies(mesh, (spec.skipCreatingInitialPolicies as string[] | undefined) ?? []));
+    }
+    return owned;
   },
   async beforeDelete(ctx, current) {
     if ((await ctx.store.count(dataplaneKind.name, current.name)) > 0) {

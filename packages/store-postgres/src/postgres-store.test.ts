@@ -1,6 +1,7 @@
 // The PostgreSQL store against a real server started for these tests. Without the server
 // binaries the tests are skipped outside CI; CI installs them (.ci/run), so there they run.
 import { describeResourceStore } from '@mesh/store/testing';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresResourceStore, type PostgresStoreOptions } from './postgres-store.js';
 import { findPostgresBinaries, startPostgresServer, type PostgresServer } from './testing/index.js';
@@ -115,6 +116,18 @@ describe.skipIf(!available)('PostgresResourceStore', () => {
     expect(await store.changesSince(0)).toMatchObject({ resync: true });
     const recent = await store.changesSince((await store.currentRevision()) - 1);
     expect(recent).toMatchObject({ resync: false, changes: [{ name: 'last' }] });
+  });
+
+  it('refuses a database written by a newer version, one with a migration this build does not know', async () => {
+    const { store, database } = await open();
+    await store.close();
+    const client = new pg.Client({ host: server.host, port: server.port, user: server.user, database });
+    await client.connect();
+    await client.query('INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)', ['from-the-future', Date.parse('2099-01-01T00:00:00.000Z')]);
+    await client.end();
+    await expect(PostgresResourceStore.open({ host: server.host, port: server.port, user: server.user, database })).rejects.toThrow(
+      `database ${database} was written by a newer version of the control plane (schema migrations unknown to this build, created at 2099-01-01T00:00:00.000Z): run that version, or restore a backup`,
+    );
   });
 });
 

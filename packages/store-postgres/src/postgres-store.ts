@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { DomainError, meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound, storeUnavailable } from '@mesh/model';
 import {
   ResourceIndex,
+  type BatchOptions,
   type BatchWrite,
   type ChangeListener,
   type ChangesSince,
@@ -16,6 +17,7 @@ import {
   type StoredResource,
 } from '@mesh/store';
 import { drizzle } from 'drizzle-orm/node-postgres';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 
@@ -137,10 +139,12 @@ export class PostgresResourceStore implements ResourceStore {
     return this.index.count(type, mesh);
   }
 
-  async create(resource: NewResource): Promise<StoredResource> {
+  async create(resource: NewResource, owned: readonly NewResource[] = []): Promise<StoredResource> {
     await this.write(async (tx) => {
-      const inserted = await this.insert(tx, resource, this.timestamp());
+      const time = this.timestamp();
+      const inserted = await this.insert(tx, resource, time);
       if (!inserted) throw resourceAlreadyExists(resource.type, resource.name, resource.mesh);
+      for (const along of owned) await this.insert(tx, along, time);
     });
     return (await this.get(resource))!;
   }
@@ -154,8 +158,9 @@ export class PostgresResourceStore implements ResourceStore {
     return Promise.all(created.map(async (key) => (await this.get(key))!));
   }
 
-  async update(update: ResourceUpdate): Promise<StoredResource> {
+  async update(update: ResourceUpdate, owned: readonly NewResource[] = []): Promise<StoredResource> {
     await this.write(async (tx) => {
+      for (const along of owned) await this.insert(tx, along, this.timestamp());
       const result = await tx.query(
         `UPDATE resources SET spec = $4, labels = $5, modification_time = $6, version = version + 1
          WHERE type = $1 AND mesh = $2 AND name = $3 AND version = $7`,
@@ -185,11 +190,15 @@ export class PostgresResourceStore implements ResourceStore {
     });
   }
 
-  async writeBatch(writes: BatchWrite[]): Promise<ResourceChange[]> {
+  async writeBatch(writes: BatchWrite[], options: BatchOptions = {}): Promise<ResourceChange[]> {
     const from = this.applied;
     let last = from;
     await this.write(async (tx) => {
       const time = this.timestamp();
+      for (const [key, value] of Object.entries(options.settings ?? {})) {
+        if (value === null) await tx.query('DELETE FROM settings WHERE key = $1', [key]);
+        else await tx.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+      }
       for (const write of writes) {
         if (write.operation === 'delete') {
           await this.remove(tx, write.key);
@@ -266,6 +275,7 @@ export class PostgresResourceStore implements ResourceStore {
     const client = await this.pool.connect();
     try {
       await client.query('SELECT pg_advisory_lock($1)', [WRITE_LOCK + 1]);
+      await refuseNewerSchema(client, this.options.database);
       await migrate(drizzle(client), { migrationsFolder: MIGRATIONS });
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [WRITE_LOCK + 1]).catch(() => {});
@@ -364,8 +374,8 @@ export class PostgresResourceStore implements ResourceStore {
   private async insert(tx: Transaction, resource: NewResource, time: string): Promise<boolean> {
     const result = await tx.query(
       `INSERT INTO resources (type, mesh, name, spec, version, creation_time, modification_time, labels)
-       VALUES ($1, $2, $3, $4, 1, $5, $5, $6) ON CONFLICT DO NOTHING`,
-      [resource.type, resource.mesh, resource.name, resource.spec, time, JSON.stringify(resource.labels ?? {})],
+       VALUES ($1, $2, $3, $4, 1, $7, $5, $6) ON CONFLICT DO NOTHING`,
+      [resource.type, resource.mesh, resource.name, resource.spec, time, JSON.stringify(resource.labels ?? {}), resource.creationTime ?? time],
     );
     if (result.rowCount === 0) return false;
     await this.record(tx, 'create', resource);
@@ -434,10 +444,31 @@ export class PostgresResourceStore implements ResourceStore {
   }
 }
 
-/** Errors of the connection, not of the request: the database is unreachable or went away. */
+/**
+ * Refuses a database with migrations this build does not have: a newer version wrote it, and this
+ * one would misread it (docs/api.md, Errors).
+ */
+async function refuseNewerSchema(client: pg.PoolClient, database: string): Promise<void> {
+  const table = await client.query<{ found: string | null }>("SELECT to_regclass('drizzle.__drizzle_migrations') AS found");
+  if (table.rows[0]?.found === null) return;
+  const known = new Set(readMigrationFiles({ migrationsFolder: MIGRATIONS }).map((migration) => migration.folderMillis));
+  const applied = await client.query<{ created_at: string }>('SELECT created_at FROM drizzle.__drizzle_migrations');
+  const unknown = applied.rows.map((row) => Number(row.created_at)).filter((createdAt) => !known.has(createdAt));
+  if (unknown.length === 0) return;
+  const when = unknown.map((createdAt) => new Date(createdAt).toISOString()).join(', ');
+  throw new Error(`database ${database} was written by a newer version of the control plane (schema migrations unknown to this build, created at ${when}): run that version, or restore a backup`);
+}
+
+/**
+ * Errors of the database, not of the request: it is unreachable or went away, or it has no room
+ * left (SQLSTATE class 53: disk full, out of memory); each is a 503 while reads go on from memory.
+ */
 function asStoreError(error: unknown): unknown {
   if (error instanceof DomainError) return error;
   const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('53')) {
+    return new DomainError('unavailable', `The store cannot write: the database server has no room (SQLSTATE ${code}); reads are still served, try the write again later`, { title: 'Service Unavailable' });
+  }
   const connectionLost =
     (typeof code === 'string' && (/^(08|57P0)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code))) ||
     /Connection terminated|timeout exceeded when trying to connect/i.test((error as Error).message ?? '');

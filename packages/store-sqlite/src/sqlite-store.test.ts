@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteResourceStore } from './sqlite-store.js';
 import type { ResourceChange } from '@mesh/store';
@@ -132,6 +133,74 @@ describe('SqliteResourceStore', () => {
     stop();
     await store.create(route('default', 'b'));
     expect(changes.map((c) => c.operation)).toEqual(['create', 'update', 'delete']);
+  });
+});
+
+describe('SqliteResourceStore on a file it cannot use', () => {
+  it('refuses a file that is no database, naming it', () => {
+    const path = tempFile();
+    writeFileSync(path, 'not a database at all, but long enough to have a header of sorts...'.repeat(20));
+    expect(() => new SqliteResourceStore({ path })).toThrow(`database ${path} is not a SQLite database or is corrupt (file is not a database): restore a backup, or move the file away to start afresh`);
+  });
+
+  it('refuses a corrupt database, naming it', async () => {
+    const path = tempFile();
+    const store = new SqliteResourceStore({ path });
+    for (let i = 0; i < 200; i++) await store.create(route('default', `r${i}`, JSON.stringify({ padding: 'x'.repeat(500) })));
+    await store.close();
+    // The pages past the first are overwritten with noise.
+    const bytes = readFileSync(path);
+    for (let at = 4096; at < bytes.length; at++) bytes[at] = (at * 7919) % 251;
+    writeFileSync(path, bytes);
+    expect(() => new SqliteResourceStore({ path })).toThrow(/^database .* is not a SQLite database or is corrupt \(database disk image is malformed\)/);
+  });
+
+  it('refuses a database written by a newer version, one with a migration this build does not know', async () => {
+    const path = tempFile();
+    await new SqliteResourceStore({ path }).close();
+    const raw = new Database(path);
+    raw.prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)').run('from-the-future', Date.parse('2099-01-01T00:00:00.000Z'));
+    raw.close();
+    expect(() => new SqliteResourceStore({ path })).toThrow(
+      `database ${path} was written by a newer version of the control plane (schema migrations unknown to this build (created at 2099-01-01T00:00:00.000Z)): run that version, or restore a backup`,
+    );
+  });
+
+  it('refuses a file in a directory that does not exist', () => {
+    const path = join(tempFile(), 'nowhere', 'mesh.db');
+    expect(() => new SqliteResourceStore({ path })).toThrow(`database ${path} cannot be used: Cannot open database because the directory does not exist`);
+  });
+
+  it('answers writes on a full file with unavailable, keeps serving reads, and writes again once there is room', async () => {
+    const path = tempFile();
+    const store = new SqliteResourceStore({ path, maxSizeBytes: 256 * 1024 });
+    const big = (i: number) => route('default', `r${i}`, JSON.stringify({ padding: 'x'.repeat(8000), i }));
+    let written = 0;
+    let refusal: unknown;
+    for (; written < 1000; written++) {
+      try {
+        await store.create(big(written));
+      } catch (error) {
+        refusal = error;
+        break;
+      }
+    }
+    expect(refusal).toMatchObject({ code: 'unavailable', message: expect.stringContaining('the disk is full (SQLITE_FULL)') });
+    const revision = await store.currentRevision();
+    expect([revision, (await store.list({ type: 'TrafficRoute', offset: 0, size: 0 })).total]).toEqual([written, written]);
+    await expect(store.update({ ...big(0), spec: JSON.stringify({ padding: 'y'.repeat(60_000) }), version: 1 })).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(store.putSetting('big', 'z'.repeat(60_000))).rejects.toMatchObject({ code: 'unavailable' });
+    expect(JSON.parse((await store.get({ type: 'TrafficRoute', mesh: 'default', name: 'r0' }))!.spec).i).toBe(0);
+    // Room again: the next write goes through, numbered right after the last one that did.
+    for (let i = 1; i <= 5; i++) await store.delete({ type: 'TrafficRoute', mesh: 'default', name: `r${i}` });
+    await store.create(big(written));
+    expect(await store.currentRevision()).toBe(revision + 6);
+    await store.close();
+    const reopened = new SqliteResourceStore({ path });
+    expect((await reopened.list({ type: 'TrafficRoute', offset: 0, size: 0 })).total).toBe(written - 4);
+    const log = await reopened.changesSince(0, 10_000);
+    expect(log.resync ? [] : log.changes.map((c) => c.revision)).toEqual(Array.from({ length: revision + 6 }, (_, i) => i + 1));
+    await reopened.close();
   });
 });
 

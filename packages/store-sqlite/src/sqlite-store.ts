@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
+import { DomainError, meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
 import {
   ResourceIndex,
+  type BatchOptions,
   type BatchWrite,
   type ChangeListener,
   type ChangeOperation,
@@ -20,6 +21,7 @@ import Database from 'better-sqlite3';
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { changes, resources, settings } from './schema.js';
 
 export interface SqliteStoreOptions {
@@ -29,6 +31,11 @@ export interface SqliteStoreOptions {
   now?: () => Date;
   /** Change-log rows kept; a consumer that asks from before them reads everything again. */
   retainedChanges?: number;
+  /**
+   * The most the database file may hold, in bytes (SQLite's `max_page_count`); a write beyond it
+   * fails as on a full disk. No cap when absent or 0.
+   */
+  maxSizeBytes?: number;
 }
 
 type Row = typeof resources.$inferSelect;
@@ -67,16 +74,27 @@ export class SqliteResourceStore implements ResourceStore {
   private revision = 0;
   private prunedThrough = 0;
 
+  /**
+   * Opens the database, applies the migrations it lacks and reads every resource. A file that is
+   * no database, is corrupt, cannot be opened, or was written by a newer version (a migration
+   * this build does not know) is refused with an error that says so, naming the file.
+   */
   constructor(options: SqliteStoreOptions) {
     this.now = options.now ?? (() => new Date());
     this.retainedChanges = options.retainedChanges ?? 100_000;
-    this.sqlite = new Database(options.path);
-    this.sqlite.pragma('journal_mode = WAL');
-    this.sqlite.pragma('synchronous = NORMAL');
-    this.sqlite.pragma('busy_timeout = 5000');
-    this.sqlite.pragma('foreign_keys = ON');
-    this.db = drizzle(this.sqlite);
-    migrate(this.db, { migrationsFolder: MIGRATIONS });
+    try {
+      this.sqlite = new Database(options.path);
+      this.sqlite.pragma('journal_mode = WAL');
+      this.sqlite.pragma('synchronous = NORMAL');
+      this.sqlite.pragma('busy_timeout = 5000');
+      this.sqlite.pragma('foreign_keys = ON');
+      if (options.maxSizeBytes) this.sqlite.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxSizeBytes / (this.sqlite.pragma('page_size', { simple: true }) as number)))}`);
+      this.db = drizzle(this.sqlite);
+      refuseNewerSchema(this.sqlite);
+      migrate(this.db, { migrationsFolder: MIGRATIONS });
+    } catch (error) {
+      throw unusableDatabase(options.path, error);
+    }
     this.events.setMaxListeners(0);
 
     const byKey = and(eq(resources.type, placeholder('type')), eq(resources.mesh, placeholder('mesh')), eq(resources.name, placeholder('name')));
@@ -95,7 +113,7 @@ export class SqliteResourceStore implements ResourceStore {
           name: placeholder('name'),
           spec: placeholder('spec'),
           version: 1,
-          creationTime: placeholder('time'),
+          creationTime: placeholder('creationTime'),
           modificationTime: placeholder('time'),
           labels: placeholder('labels'),
         })
@@ -110,7 +128,11 @@ export class SqliteResourceStore implements ResourceStore {
         .values({ revision: placeholder('revision'), type: placeholder('type'), mesh: placeholder('mesh'), name: placeholder('name'), operation: placeholder('operation') })
         .prepare(),
     };
-    this.loadAll();
+    try {
+      this.loadAll();
+    } catch (error) {
+      throw unusableDatabase(options.path, error);
+    }
   }
 
   async get(key: ResourceKey): Promise<StoredResource | undefined> {
@@ -125,10 +147,11 @@ export class SqliteResourceStore implements ResourceStore {
     return this.index.count(type, mesh);
   }
 
-  async create(resource: NewResource): Promise<StoredResource> {
+  async create(resource: NewResource, owned: readonly NewResource[] = []): Promise<StoredResource> {
     const [change] = this.commit(() => {
-      const created = this.insertRow(resource, this.timestamp());
-      if (!created) throw resourceAlreadyExists(resource.type, resource.name, resource.mesh);
+      const time = this.timestamp();
+      if (!this.insertRow(resource, time)) throw resourceAlreadyExists(resource.type, resource.name, resource.mesh);
+      for (const along of owned) this.insertRow(along, time);
     });
     return this.index.get(change!)!;
   }
@@ -141,12 +164,13 @@ export class SqliteResourceStore implements ResourceStore {
     return created.map((change) => this.index.get(change)!);
   }
 
-  async update(update: ResourceUpdate): Promise<StoredResource> {
+  async update(update: ResourceUpdate, owned: readonly NewResource[] = []): Promise<StoredResource> {
     const key = keyOf(update);
     this.commit(() => {
       const current = this.index.get(key);
       if (!current) throw resourceNotFound();
       const time = this.timestamp();
+      for (const along of owned) this.insertRow(along, time);
       const labels = update.labels ?? {};
       const result = this.statements.update.run({ ...key, spec: update.spec, labels: JSON.stringify(labels), time, version: update.version });
       if (result.changes === 0) throw resourceConflict(update.type, update.name, update.mesh);
@@ -177,9 +201,13 @@ export class SqliteResourceStore implements ResourceStore {
     });
   }
 
-  async writeBatch(writes: BatchWrite[]): Promise<ResourceChange[]> {
+  async writeBatch(writes: BatchWrite[], options: BatchOptions = {}): Promise<ResourceChange[]> {
     return this.commit(() => {
       const time = this.timestamp();
+      for (const [key, value] of Object.entries(options.settings ?? {})) {
+        if (value === null) this.db.delete(settings).where(eq(settings.key, key)).run();
+        else this.db.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value } }).run();
+      }
       for (const write of writes) {
         if (write.operation === 'delete') {
           this.deleteRow(keyOf(write.key));
@@ -217,7 +245,11 @@ export class SqliteResourceStore implements ResourceStore {
   }
 
   async putSetting(key: string, value: string): Promise<void> {
-    this.db.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value } }).run();
+    try {
+      this.db.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value } }).run();
+    } catch (error) {
+      throw storageFault(error) ?? error;
+    }
   }
 
   onChange(listener: ChangeListener): () => void {
@@ -239,13 +271,19 @@ export class SqliteResourceStore implements ResourceStore {
    */
   private commit(writes: () => void): ResourceChange[] {
     this.pending = [];
-    const committed = this.sqlite.transaction(() => {
-      writes();
-      const numbered = this.pending.map(({ change }, i) => ({ ...change, revision: this.revision + i + 1 }));
-      for (const change of numbered) this.statements.record.run(change);
-      this.prune(numbered.at(-1)?.revision ?? this.revision);
-      return numbered;
-    })();
+    let committed: ResourceChange[];
+    try {
+      committed = this.sqlite.transaction(() => {
+        writes();
+        const numbered = this.pending.map(({ change }, i) => ({ ...change, revision: this.revision + i + 1 }));
+        for (const change of numbered) this.statements.record.run(change);
+        this.prune(numbered.at(-1)?.revision ?? this.revision);
+        return numbered;
+      })();
+    } catch (error) {
+      // Rolled back: memory, revisions and listeners are as they were.
+      throw storageFault(error) ?? error;
+    }
     for (const [i, { resource }] of this.pending.entries()) {
       if (resource) this.index.remember(resource);
       else this.index.forget(committed[i]!);
@@ -258,9 +296,10 @@ export class SqliteResourceStore implements ResourceStore {
 
   private insertRow(resource: NewResource, time: string): boolean {
     const labels = JSON.stringify(resource.labels ?? {});
-    const result = this.statements.insert.run({ ...keyOf(resource), spec: resource.spec, labels, time });
+    const creationTime = resource.creationTime ?? time;
+    const result = this.statements.insert.run({ ...keyOf(resource), spec: resource.spec, labels, time, creationTime });
     if (result.changes === 0) return false;
-    const created = freeze({ ...keyOf(resource), spec: resource.spec, version: 1, creationTime: time, modificationTime: time, labels: { ...resource.labels } });
+    const created = freeze({ ...keyOf(resource), spec: resource.spec, version: 1, creationTime, modificationTime: time, labels: { ...resource.labels } });
     this.pending.push({ change: { operation: 'create', ...keyOf(resource) }, resource: created });
     return true;
   }
@@ -293,4 +332,51 @@ export class SqliteResourceStore implements ResourceStore {
   private timestamp(): string {
     return this.now().toISOString();
   }
+}
+
+/** SQLite's answers that mean the file cannot take a write now, while reads from memory go on. */
+const STORAGE_FAULTS: ReadonlyArray<[prefix: string, reason: string]> = [
+  ['SQLITE_FULL', 'the disk is full'],
+  ['SQLITE_IOERR', 'the disk failed to write'],
+  ['SQLITE_READONLY', 'the database file is read-only'],
+  ['SQLITE_CANTOPEN', 'the database file cannot be opened'],
+];
+
+/** A write the file refused for want of room or access: 503 with the standard body (docs/api.md, Errors). */
+function storageFault(error: unknown): DomainError | undefined {
+  if (!(error instanceof Database.SqliteError)) return undefined;
+  const reason = STORAGE_FAULTS.find(([prefix]) => error.code.startsWith(prefix))?.[1];
+  if (reason === undefined) return undefined;
+  return new DomainError('unavailable', `The store cannot write: ${reason} (${error.code}); reads are still served, try the write again later`, { title: 'Service Unavailable' });
+}
+
+/** Refuses a database with migrations this build does not have: a newer version wrote it. */
+function refuseNewerSchema(sqlite: Database.Database): void {
+  const table = sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+  if (!table) return;
+  const known = new Set(readMigrationFiles({ migrationsFolder: MIGRATIONS }).map((migration) => migration.folderMillis));
+  const applied = sqlite.prepare('SELECT created_at AS createdAt FROM __drizzle_migrations').all() as Array<{ createdAt: number | string }>;
+  const unknown = applied.map((row) => Number(row.createdAt)).filter((createdAt) => !known.has(createdAt));
+  if (unknown.length > 0) throw new NewerSchema(unknown);
+}
+
+class NewerSchema extends Error {
+  constructor(readonly migrations: number[]) {
+    super(`schema migrations unknown to this build (created at ${migrations.map((m) => new Date(m).toISOString()).join(', ')})`);
+  }
+}
+
+/** Why a database file cannot be used, in words an operator can act on. */
+function unusableDatabase(path: string, error: unknown): Error {
+  const detail = error instanceof Error ? error.message : String(error);
+  if (error instanceof NewerSchema) return new Error(`database ${path} was written by a newer version of the control plane (${detail}): run that version, or restore a backup`, { cause: error });
+  const code = error instanceof Database.SqliteError ? error.code : '';
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+    return new Error(`database ${path} is not a SQLite database or is corrupt (${detail}): restore a backup, or move the file away to start afresh`, { cause: error });
+  }
+  if (code === 'SQLITE_FULL') return new Error(`database ${path} cannot be written: the disk is full (${detail})`, { cause: error });
+  if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_PERM') {
+    return new Error(`database ${path} cannot be opened for writing (${detail}): check that its directory exists and is writable`, { cause: error });
+  }
+  return new Error(`database ${path} cannot be used: ${detail}`, { cause: error });
 }

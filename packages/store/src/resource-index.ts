@@ -25,24 +25,29 @@ export class ResourceIndex {
 
   list(query: ListQuery): ListPage {
     const index = this.types.get(query.type);
-    if (!index) return { items: [], total: 0 };
+    if (!index) return { items: [], total: 0, start: 0 };
     const [start, end] = index.keys.range(query.mesh);
+    // Where the page resumes: just after the key it names, found in the order, whether it still exists or not.
+    const resume = query.after ? Math.min(end, Math.max(start, index.keys.positionAfter(SortedKeys.compose(query.after.mesh, query.after.name)))) : start;
     if (!isFiltered(query)) {
       // Unfiltered: the page is a slice of the ordered keys, whatever the offset.
-      const first = start + query.offset;
+      const first = Math.min(end, resume + query.offset);
       const last = query.size === 0 ? end : Math.min(end, first + query.size);
       const items: StoredResource[] = [];
       for (let at = first; at < last; at++) items.push(index.byKey.get(index.keys.at(at)!)!);
-      return { items, total: end - start };
+      return { items, total: end - start, start: first - start };
     }
     const matches = listFilterOf(query);
     const matching: StoredResource[] = [];
+    let before = 0;
     for (let at = start; at < end; at++) {
       const resource = index.byKey.get(index.keys.at(at)!)!;
-      if (matches(resource)) matching.push(resource);
+      if (!matches(resource)) continue;
+      if (at < resume) before++;
+      matching.push(resource);
     }
-    const last = query.size === 0 ? undefined : query.offset + query.size;
-    return { items: matching.slice(query.offset, last), total: matching.length };
+    const first = Math.min(matching.length, before + query.offset);
+    return { items: matching.slice(first, query.size === 0 ? undefined : first + query.size), total: matching.length, start: first };
   }
 
   count(type: string, mesh?: string): number {

@@ -28,6 +28,12 @@ export class SortedKeys {
     if (this.keys[at] === key) this.keys.splice(at, 1);
   }
 
+  /** The position of the first key after `key` (present or not). */
+  positionAfter(key: string): number {
+    const at = this.lowerBound(key);
+    return this.keys[at] === key ? at + 1 : at;
+  }
+
   at(index: number): string | undefined {
     return this.keys[index];
   }

@@ -21,6 +21,8 @@ export type ResourceKey = {
 export interface NewResource extends ResourceKey {
   spec: string;
   labels?: Record<string, string>;
+  /** Kept as given when a batch creates the resource (a synced copy keeps its sender's); now otherwise. */
+  creationTime?: string;
 }
 
 export interface ResourceUpdate extends ResourceKey {
@@ -47,7 +49,13 @@ export interface ListQuery extends ListFilter {
   type: string;
   /** Only this mesh; all meshes when absent. */
   mesh?: string;
-  /** Index of the first item in (mesh, name) order after filtering. */
+  /**
+   * Only the items after this key in (mesh, name) order: a page that resumes after the last item
+   * of the one before, so that writes elsewhere in the list between two pages neither skip nor
+   * repeat an item (docs/api.md, Lists). The key need not exist any more.
+   */
+  after?: { mesh: string; name: string };
+  /** Index of the first item in (mesh, name) order after filtering, counted from `after` when given. */
   offset: number;
   /** Page size; 0 means every item. */
   size: number;
@@ -57,6 +65,8 @@ export interface ListPage {
   items: StoredResource[];
   /** Items matching the query across all pages. */
   total: number;
+  /** Index of the first item among all that match: the items after the page number `total - start - items.length`. */
+  start: number;
 }
 
 export type ChangeOperation = 'create' | 'update' | 'delete';
@@ -69,6 +79,11 @@ export interface ResourceChange extends ResourceKey {
 
 /** One write of a batch: create or replace whatever is stored, or delete (a missing key is skipped). */
 export type BatchWrite = { operation: 'upsert'; resource: NewResource } | { operation: 'delete'; key: ResourceKey };
+
+export interface BatchOptions {
+  /** Settings written in the same transaction (a sync cursor with what it covers); `null` removes one. */
+  settings?: Record<string, string | null>;
+}
 
 /**
  * The changes after a revision, oldest first, up to `revision`; or, when the store no longer
@@ -88,10 +103,14 @@ export interface ResourceStore {
   get(key: ResourceKey): Promise<StoredResource | undefined>;
   list(query: ListQuery): Promise<ListPage>;
   count(type: string, mesh?: string): Promise<number>;
-  /** Fails with `already_exists` when the key is taken. */
-  create(resource: NewResource): Promise<StoredResource>;
-  /** Fails with `not_found`, or `conflict` when the stored version moved on. */
-  update(update: ResourceUpdate): Promise<StoredResource>;
+  /**
+   * Fails with `already_exists` when the key is taken. `owned` (what the resource brings along: a
+   * mesh's default policies, keys and CA) is created in the same transaction, each one that does
+   * not exist yet, so that a crash never leaves the one without the others.
+   */
+  create(resource: NewResource, owned?: readonly NewResource[]): Promise<StoredResource>;
+  /** Fails with `not_found`, or `conflict` when the stored version moved on; `owned` as for `create`. */
+  update(update: ResourceUpdate, owned?: readonly NewResource[]): Promise<StoredResource>;
   /** Fails with `not_found`. */
   delete(key: ResourceKey): Promise<void>;
   /** Creates several resources at once; all or none. Existing keys are skipped. */
@@ -99,7 +118,7 @@ export interface ResourceStore {
   /** Deletes a mesh and every resource it owns, atomically. Fails with `not_found`. */
   deleteMesh(mesh: string): Promise<void>;
   /** Several writes in one transaction: all or none; one change per effective write. */
-  writeBatch(writes: BatchWrite[]): Promise<ResourceChange[]>;
+  writeBatch(writes: BatchWrite[], options?: BatchOptions): Promise<ResourceChange[]>;
   /** The revision of the last committed change; 0 for a store that never changed. */
   currentRevision(): Promise<number>;
   /** Changes committed after `revision`, oldest first, at most `limit` (1000 by default). */

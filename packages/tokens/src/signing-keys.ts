@@ -13,6 +13,8 @@ export interface KeyPlace {
   mesh: string;
   prefix: string;
   revocations: string;
+  /** Where a zone keeps the public keys the global synced to it (zone tokens only). */
+  publicPrefix?: string;
 }
 
 export function keyPlace(token: TokenKind, mesh = ''): KeyPlace {
@@ -22,11 +24,14 @@ export function keyPlace(token: TokenKind, mesh = ''): KeyPlace {
     case 'zoneIngress':
       return { kind: globalSecretKind, mesh: '', prefix: 'zone-ingress-token-signing-key', revocations: 'zone-ingress-token-revocations' };
     case 'zone':
-      return { kind: globalSecretKind, mesh: '', prefix: 'zone-token-signing-key', revocations: 'zone-token-revocations' };
+      return { kind: globalSecretKind, mesh: '', prefix: 'zone-token-signing-key', revocations: 'zone-token-revocations', publicPrefix: ZONE_TOKEN_PUBLIC_KEY_PREFIX };
     case 'user':
       return { kind: globalSecretKind, mesh: '', prefix: 'user-token-signing-key', revocations: 'user-token-revocations' };
   }
 }
+
+/** A zone holds the global's zone-token keys as public keys under this prefix (docs/multizone.md). */
+export const ZONE_TOKEN_PUBLIC_KEY_PREFIX = 'zone-token-signing-public-key';
 
 /** The secret's name for a serial; serial 0 is the bare prefix (legacy keys). */
 export const keyName = (place: KeyPlace, serial: number): string => (serial === 0 ? place.prefix : `${place.prefix}-${serial}`);
@@ -44,6 +49,21 @@ function privateKeyOf(secret: StoredResource): KeyObject {
   const data = dataOf(secret);
   const text = data.toString('utf8');
   return text.includes('-----BEGIN') ? createPrivateKey(text) : createPrivateKey({ key: data, format: 'der', type: 'pkcs1' });
+}
+
+/**
+ * Parsed keys by the stored secret they come from: parsing costs milliseconds and every proxy
+ * stream verifies a token; a changed secret is a new stored object, parsed again.
+ */
+const publicKeys = new WeakMap<StoredResource, KeyObject>();
+
+function publicKeyOf(secret: StoredResource, parse: () => KeyObject): KeyObject {
+  let key = publicKeys.get(secret);
+  if (!key) {
+    key = parse();
+    publicKeys.set(secret, key);
+  }
+  return key;
 }
 
 export interface SigningKey {
@@ -66,10 +86,14 @@ export class SigningKeys {
     return best && { serial: best.serial, privateKey: privateKeyOf(best.secret) };
   }
 
-  /** The public key of one serial, to verify tokens it signed. */
+  /** The public key of one serial, to verify tokens it signed: from the private key, or the public one a zone was sent. */
   async publicKey(place: KeyPlace, serial: number): Promise<KeyObject | undefined> {
-    const secret = await this.store.get({ type: place.kind.name, mesh: place.kind === secretKind ? place.mesh : '', name: keyName(place, serial) });
-    return secret && createPublicKey(privateKeyOf(secret));
+    const mesh = place.kind === secretKind ? place.mesh : '';
+    const secret = await this.store.get({ type: place.kind.name, mesh, name: keyName(place, serial) });
+    if (secret) return publicKeyOf(secret, () => createPublicKey(privateKeyOf(secret)));
+    if (!place.publicPrefix) return undefined;
+    const published = await this.store.get({ type: place.kind.name, mesh, name: keyName({ ...place, prefix: place.publicPrefix }, serial) });
+    return published && publicKeyOf(published, () => createPublicKey(dataOf(published).toString('utf8')));
   }
 
   /** Token ids revoked for this kind: the list's data, comma-separated. */

@@ -1,7 +1,7 @@
 // The behaviour every ResourceStore implementation must have, as one vitest suite that each
 // implementation runs against its real database.
 import type * as vitest from 'vitest';
-import type { ResourceChange, ResourceStore } from '../store.js';
+import type { ListQuery, ResourceChange, ResourceStore } from '../store.js';
 
 /**
  * The test functions of the calling test file: this module is loaded from its built output,
@@ -58,6 +58,49 @@ export function describeResourceStore({ describe, it, expect }: TestFunctions, n
       expect([page.total, page.items.map((r) => r.name)]).toEqual([4, ['z', 'w']]);
       expect((await store.list({ type: 'TrafficRoute', mesh: 'b', offset: 0, size: 1 })).items.map((r) => r.name)).toEqual(['w']);
       expect([await store.count('TrafficRoute'), await store.count('TrafficRoute', 'a'), await store.count('Timeout')]).toEqual([4, 2, 0]);
+      await store.close();
+    });
+
+    it('creates and updates a resource with what it owns in one transaction, owned ones that exist skipped', async () => {
+      const { store } = await open();
+      const seen: ResourceChange[] = [];
+      store.onChange((change) => seen.push(change));
+      await store.create(route('m', 'kept', '{"kept":true}'));
+      await store.create({ type: 'Mesh', mesh: '', name: 'm', spec: '{}' }, [route('m', 'a'), route('m', 'kept')]);
+      expect(seen.map((c) => [c.revision, c.operation, c.type, c.name])).toEqual([
+        [1, 'create', 'TrafficRoute', 'kept'],
+        [2, 'create', 'Mesh', 'm'],
+        [3, 'create', 'TrafficRoute', 'a'],
+      ]);
+      expect((await store.get(key('m', 'kept')))!.spec).toBe('{"kept":true}');
+      // Refused as a whole: the resource exists (a create) or moved on (an update).
+      await expect(store.create({ type: 'Mesh', mesh: '', name: 'm', spec: '{}' }, [route('m', 'b')])).rejects.toMatchObject({ code: 'already_exists' });
+      await expect(store.update({ type: 'Mesh', mesh: '', name: 'm', spec: '{"x":1}', version: 7 }, [route('m', 'c')])).rejects.toMatchObject({ code: 'conflict' });
+      expect([await store.get(key('m', 'b')), await store.get(key('m', 'c')), await store.currentRevision()]).toEqual([undefined, undefined, 3]);
+      await store.update({ type: 'Mesh', mesh: '', name: 'm', spec: '{"x":1}', version: 1 }, [route('m', 'd')]);
+      expect(seen.slice(3).map((c) => [c.revision, c.operation, c.type, c.name])).toEqual([
+        [4, 'create', 'TrafficRoute', 'd'],
+        [5, 'update', 'Mesh', 'm'],
+      ]);
+      await store.close();
+    });
+
+    it('resumes a list after a key, present or gone, with where its page starts', async () => {
+      const { store } = await open();
+      for (const [mesh, name] of [['a', 'y'], ['a', 'z'], ['b', 'w'], ['b', 'x']] as const) await store.create(route(mesh, name));
+      const page = async (query: Omit<ListQuery, 'type'>) => {
+        const found = await store.list({ type: 'TrafficRoute', ...query });
+        return [found.start, found.total, found.items.map((r) => `${r.mesh}/${r.name}`)];
+      };
+      expect(await page({ offset: 1, size: 2 })).toEqual([1, 4, ['a/z', 'b/w']]);
+      expect(await page({ after: { mesh: 'a', name: 'z' }, offset: 0, size: 2 })).toEqual([2, 4, ['b/w', 'b/x']]);
+      // A key that is gone (or never was) resumes where it would sort.
+      expect(await page({ after: { mesh: 'a', name: 'yy' }, offset: 0, size: 0 })).toEqual([1, 4, ['a/z', 'b/w', 'b/x']]);
+      expect(await page({ after: { mesh: 'b', name: 'x' }, offset: 0, size: 2 })).toEqual([4, 4, []]);
+      expect(await page({ mesh: 'b', after: { mesh: 'a', name: 'z' }, offset: 0, size: 1 })).toEqual([0, 2, ['b/w']]);
+      expect(await page({ nameContains: 'z', after: { mesh: 'a', name: 'y' }, offset: 0, size: 1 })).toEqual([0, 1, ['a/z']]);
+      expect(await page({ nameContains: 'w', after: { mesh: 'a', name: 'z' }, offset: 0, size: 1 })).toEqual([0, 1, ['b/w']]);
+      expect(await page({ nameContains: 'x', after: { mesh: 'b', name: 'x' }, offset: 0, size: 1 })).toEqual([1, 1, []]);
       await store.close();
     });
 
@@ -139,6 +182,20 @@ export function describeResourceStore({ describe, it, expect }: TestFunctions, n
       // Nothing was numbered for the refused batch: the next change is the next revision.
       await store.create(route('default', 'e'));
       expect(await store.changesSince(4)).toMatchObject({ resync: false, changes: [{ revision: 5, name: 'e' }] });
+      await store.close();
+    });
+
+    it('writes settings with a batch, in its transaction, and keeps a given creation time', async () => {
+      const { store } = await open({ now: () => new Date('2026-03-01T00:00:00.000Z') });
+      await store.putSetting('cursor.old', 'x');
+      await store.writeBatch([{ operation: 'upsert', resource: { ...route('default', 'a'), creationTime: '2025-01-01T10:00:00.000Z' } }], {
+        settings: { cursor: '7', 'cursor.old': null },
+      });
+      expect(await store.get(key('default', 'a'))).toMatchObject({ creationTime: '2025-01-01T10:00:00.000Z', modificationTime: '2026-03-01T00:00:00.000Z' });
+      expect([await store.getSetting('cursor'), await store.getSetting('cursor.old')]).toEqual(['7', undefined]);
+      const broken = { ...route('default', 'b'), spec: null as unknown as string };
+      await expect(store.writeBatch([{ operation: 'upsert', resource: broken }], { settings: { cursor: '8' } })).rejects.toThrow();
+      expect(await store.getSetting('cursor')).toBe('7');
       await store.close();
     });
 

@@ -1,7 +1,7 @@
 // End to end: the meta endpoints (`/`, `/config`, `/versions`, `/policies`, `/who-am-i`) of the
 // built binaries, and the configuration they show following the environment.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControlPlane, type StartOptions } from './testing/process.js';
+import { startControlPlane, zoneOf, type StartOptions } from './testing/process.js';
 
 type Started = Awaited<ReturnType<typeof startControlPlane>>;
 
@@ -26,7 +26,7 @@ async function withControlPlane(options: StartOptions, check: (cp: Started) => P
 const policiesReadOnly = async (cp: Started) => {
   const { status, body } = await get(cp, '/policies');
   expect(status).toBe(200);
-  expect(body.policies).toHaveLength(15);
+  expect(body.policies).toHaveLength(28);
   return new Set((body.policies as Array<{ readOnly: boolean }>).map((p) => p.readOnly));
 };
 
@@ -56,12 +56,13 @@ afterAll(async () => {
 });
 
 describe('mesh-zone, standalone', () => {
-  it('GET / describes the control plane', async () => {
+  it('GET / describes the control plane and where its API is described, and announces no GUI, since none is served', async () => {
     const root = await get(cp, '/');
     expect(root.status).toBe(200);
     expect(root.contentType).toMatch(/^application\/json/);
-    expect(Object.keys(root.body)).toEqual(['hostname', 'tagline', 'product', 'version', 'instanceId', 'clusterId', 'gui']);
-    expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', gui: '/gui' });
+    expect(Object.keys(root.body)).toEqual(['hostname', 'tagline', 'product', 'version', 'instanceId', 'clusterId', 'openapi', 'docs']);
+    expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', openapi: '/openapi.json', docs: '/docs' });
+    expect((await get(cp, '/gui')).status).toBe(404);
     expect(root.body.hostname).toEqual(expect.any(String));
     expect(root.body.instanceId).toMatch(UUID);
     expect(root.body.clusterId).toMatch(UUID);
@@ -109,8 +110,21 @@ describe('mesh-zone, standalone', () => {
       'ExternalService',
       'FaultInjection',
       'HealthCheck',
+      'MeshAccessLog',
+      'MeshCircuitBreaker',
+      'MeshFaultInjection',
       'MeshGateway',
       'MeshGatewayRoute',
+      'MeshHTTPRoute',
+      'MeshHealthCheck',
+      'MeshLoadBalancingStrategy',
+      'MeshProxyPatch',
+      'MeshRateLimit',
+      'MeshRetry',
+      'MeshTCPRoute',
+      'MeshTimeout',
+      'MeshTrace',
+      'MeshTrafficPermission',
       'ProxyTemplate',
       'RateLimit',
       'Retry',
@@ -133,6 +147,7 @@ describe('mesh-zone, standalone', () => {
       isInbound: false,
       isOutbound: false,
     });
+    expect(body.policies.find((p: { name: string }) => p.name === 'MeshTimeout')).toMatchObject({ path: 'meshtimeouts', isTargetRefBased: true, isInbound: true, isOutbound: true });
     expect(await policiesReadOnly(cp)).toEqual(new Set([false]));
   });
 
@@ -150,13 +165,13 @@ describe('mesh-zone, other configurations', () => {
   });
 
   it('as a zone control plane: no GUI, policies read-only', async () => {
-    await withControlPlane({ env: { MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'zone-1' } }, async (zone) => {
+    await withControlPlane({ binary: 'mesh-global' }, (global) => withControlPlane({ env: zoneOf(global, 'zone-1') }, async (zone) => {
       const root = await get(zone, '/');
       expect(root.body).toMatchObject({ product: 'Mesh', version: '2.5.0' });
       expect(root.body).not.toHaveProperty('gui');
       expect(await policiesReadOnly(zone)).toEqual(new Set([true]));
       expect((await get(zone, '/config')).body).toMatchObject({ mode: 'zone', multizone: { zone: { name: 'zone-1' } } });
-    });
+    }));
   });
 });
 
@@ -165,7 +180,8 @@ describe('mesh-global', () => {
     await withControlPlane({ binary: 'mesh-global' }, async (global) => {
       const root = await get(global, '/');
       expect(root.status).toBe(200);
-      expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', gui: '/gui' });
+      expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', openapi: '/openapi.json' });
+      expect(root.body).not.toHaveProperty('gui');
       expect(root.body.instanceId).toMatch(UUID);
       expect(await policiesReadOnly(global)).toEqual(new Set([false]));
       expect((await get(global, '/config')).body).toMatchObject({ mode: 'global', apiServer: { port: global.ports.http } });

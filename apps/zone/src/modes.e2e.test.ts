@@ -2,7 +2,7 @@
 // and zones and refuses what zones own (data plane proxies, zone egresses); a zone control plane
 // refuses what the global owns.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControlPlane } from './testing/process.js';
+import { startControlPlane, zoneOf } from './testing/process.js';
 
 let global: Awaited<ReturnType<typeof startControlPlane>>;
 
@@ -50,12 +50,13 @@ describe('mesh-global', () => {
 });
 
 describe('mesh-zone in zone mode', () => {
-  it('creates no default mesh and refuses meshes, policies, secrets and zones', async () => {
-    const zone = await startControlPlane({ env: { MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east' } });
+  it('creates no mesh of its own, holds the global’s, and refuses meshes, policies, secrets and zones', async () => {
+    const zone = await startControlPlane({ env: zoneOf(global, 'east') });
     try {
       const send = (path: string, body: unknown) =>
         fetch(`${zone.url}${path}`, { method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-      expect(await (await fetch(`${zone.url}/meshes`)).json()).toEqual({ total: 0, items: [], next: null });
+      const meshes = (await (await fetch(`${zone.url}/meshes`)).json()) as { items: Array<{ name: string; labels: Record<string, string> }> };
+      expect(meshes.items.map(({ name, labels }) => ({ name, labels }))).toEqual([{ name: 'default', labels: { 'mesh.io/origin': 'global' } }]);
       expect((await send('/meshes/m', { type: 'Mesh', name: 'm' })).status).toBe(405);
       expect((await send('/zones/west', { type: 'Zone', name: 'west' })).status).toBe(405);
       expect((await send('/global-secrets/s', { type: 'Secret', name: 's', data: 'YQ==' })).status).toBe(405);
@@ -65,7 +66,10 @@ describe('mesh-zone in zone mode', () => {
     }
   });
 
-  it('refuses to start as a zone without a zone name', async () => {
+  it('refuses to start as a zone without a zone name, with a name that is not one DNS label, or without a usable global address', async () => {
     await expect(startControlPlane({ env: { MESH_MODE: 'zone' } })).rejects.toThrow(/zone name/);
+    await expect(startControlPlane({ env: { ...zoneOf(global, 'east'), MESH_MULTIZONE_ZONE_NAME: 'east.one' } })).rejects.toThrow(/east.one.{0,4} is not a valid zone name/);
+    await expect(startControlPlane({ env: { MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east' } })).rejects.toThrow(/needs its global's sync address/);
+    await expect(startControlPlane({ env: { ...zoneOf(global, 'east'), MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'ftp://global:5685' } })).rejects.toThrow(/unsupported scheme .{0,4}ftp/);
   });
 });

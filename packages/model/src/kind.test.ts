@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isWritableViaApi, MODES, syncsGlobalToZone, syncsZoneToGlobal } from './kind.js';
-import { KINDS, policyKinds } from './registry.js';
+import { catalogueKinds, KINDS, policyKinds, targetRefPolicyKinds } from './registry.js';
 
 /** Each kind's flow, derived from its sync flags: where the API writes it and which way it syncs. */
 const flowOf = (kind: (typeof KINDS)[number]) => ({
@@ -33,6 +33,19 @@ describe('kind flow', () => {
       VirtualOutbound: GLOBAL_OWNED,
       MeshGateway: GLOBAL_OWNED,
       MeshGatewayRoute: GLOBAL_OWNED,
+      MeshAccessLog: GLOBAL_OWNED,
+      MeshCircuitBreaker: GLOBAL_OWNED,
+      MeshFaultInjection: GLOBAL_OWNED,
+      MeshHealthCheck: GLOBAL_OWNED,
+      MeshHTTPRoute: GLOBAL_OWNED,
+      MeshLoadBalancingStrategy: GLOBAL_OWNED,
+      MeshProxyPatch: GLOBAL_OWNED,
+      MeshRateLimit: GLOBAL_OWNED,
+      MeshRetry: GLOBAL_OWNED,
+      MeshTCPRoute: GLOBAL_OWNED,
+      MeshTimeout: GLOBAL_OWNED,
+      MeshTrace: GLOBAL_OWNED,
+      MeshTrafficPermission: GLOBAL_OWNED,
       ExternalService: GLOBAL_OWNED,
       Secret: GLOBAL_OWNED,
       GlobalSecret: GLOBAL_OWNED,
@@ -71,13 +84,43 @@ describe('command-line names', () => {
       ZoneEgress: 'zoneegresses',
       GlobalSecret: 'global-secrets',
       Retry: 'retries',
+      MeshHTTPRoute: 'meshhttproutes',
+      MeshLoadBalancingStrategy: 'meshloadbalancingstrategies',
+      MeshProxyPatch: 'meshproxypatches',
+      MeshRetry: 'meshretries',
     });
   });
 });
 
 describe('policy kinds', () => {
-  it('are exactly the kinds that select proxies, so matching knows every policy the registry has', () => {
+  it('are exactly the kinds that select proxies by sources, destinations or selectors, so matching knows every one of them', () => {
     const selecting = KINDS.filter((kind) => kind.selection !== undefined).map((kind) => kind.name);
     expect(policyKinds().map((kind) => kind.name).sort()).toEqual(selecting.sort());
+  });
+
+  it('list the targetRef kinds apart, each with its sections and its spec under `spec`', () => {
+    const targetRefKinds = KINDS.filter((kind) => kind.targetRefPolicy !== undefined);
+    expect(targetRefPolicyKinds().map((kind) => kind.name).sort()).toEqual(targetRefKinds.map((kind) => kind.name).sort());
+    expect(targetRefKinds.filter((kind) => kind.selection !== undefined || kind.specField !== 'spec')).toEqual([]);
+    expect(Object.fromEntries(targetRefKinds.map((kind) => [kind.name, kind.targetRefPolicy]))).toEqual({
+      MeshAccessLog: { from: true, to: true },
+      MeshCircuitBreaker: { from: true, to: true },
+      MeshFaultInjection: { from: true, to: false },
+      MeshHealthCheck: { from: false, to: true },
+      MeshHTTPRoute: { from: false, to: true },
+      MeshLoadBalancingStrategy: { from: false, to: true },
+      MeshProxyPatch: { from: false, to: false },
+      MeshRateLimit: { from: true, to: false },
+      MeshRetry: { from: false, to: true },
+      MeshTCPRoute: { from: false, to: true },
+      MeshTimeout: { from: true, to: true },
+      MeshTrace: { from: false, to: false },
+      MeshTrafficPermission: { from: true, to: false },
+    });
+  });
+
+  it('are all in the catalogue, with the contract\'s external services', () => {
+    const catalogued = catalogueKinds().map((kind) => kind.name);
+    expect(catalogued).toEqual([...policyKinds(), ...targetRefPolicyKinds(), ...KINDS.filter((kind) => kind.name === 'ExternalService')].map((kind) => kind.name).sort());
   });
 });

@@ -26,6 +26,17 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   /** Policies select proxies by sources/destinations or by selectors. */
   readonly selection?: 'sourcesDestinations' | 'selectors';
   /**
+   * A targetRef policy (docs/policies.md): its top-level `targetRef` selects proxies, `from`
+   * entries configure their inbound traffic and `to` entries their outbound traffic.
+   */
+  readonly targetRefPolicy?: { readonly from: boolean; readonly to: boolean };
+  /**
+   * The body key the spec travels under (`spec`, the targetRef policies), checked against the
+   * schema first with every mismatch a violation at `spec.<path>`; absent, the spec's fields sit
+   * beside the meta and a field of the wrong type fails decoding (docs/api.md, Resources).
+   */
+  readonly specField?: 'spec';
+  /**
    * Which proxies a policy can affect, so a change re-matches only those: `selected` (the proxies
    * its selectors select), `everyProxy`, `destinationsAndSenders` (an inbound policy: the
    * proxies of its destinations, and its sources sending to its destinations),
@@ -104,8 +115,8 @@ export function defineKind<Spec, const Name extends string>(options: KindOptions
   return {
     wireType: options.name,
     acceptedTypes: [options.wireType ?? options.name],
-    inCatalogue: options.selection !== undefined,
-    inspectable: options.selection !== undefined,
+    inCatalogue: options.selection !== undefined || options.targetRefPolicy !== undefined,
+    inspectable: options.selection !== undefined || options.targetRefPolicy !== undefined,
     ...(options.selection ? { reach: options.selection === 'selectors' ? ('selected' as const) : ('sourcesToDestinations' as const) } : {}),
     kdsFlags: KDS_FLAGS.fromGlobalToZone,
     readOnly: false,

@@ -12,6 +12,19 @@ import { meshGatewayRouteKind } from './kinds/mesh-gateway-route.js';
 import { meshGatewayKind } from './kinds/mesh-gateway.js';
 import { meshInsightKind } from './kinds/mesh-insight.js';
 import { meshKind } from './kinds/mesh.js';
+import { meshAccessLogKind } from './kinds/mesh-access-log.js';
+import { meshCircuitBreakerKind } from './kinds/mesh-circuit-breaker.js';
+import { meshFaultInjectionKind } from './kinds/mesh-fault-injection.js';
+import { meshHealthCheckKind } from './kinds/mesh-health-check.js';
+import { meshHTTPRouteKind } from './kinds/mesh-http-route.js';
+import { meshLoadBalancingStrategyKind } from './kinds/mesh-load-balancing-strategy.js';
+import { meshProxyPatchKind } from './kinds/mesh-proxy-patch.js';
+import { meshRateLimitKind } from './kinds/mesh-rate-limit.js';
+import { meshRetryKind } from './kinds/mesh-retry.js';
+import { meshTCPRouteKind } from './kinds/mesh-tcp-route.js';
+import { meshTimeoutKind } from './kinds/mesh-timeout.js';
+import { meshTraceKind } from './kinds/mesh-trace.js';
+import { meshTrafficPermissionKind } from './kinds/mesh-traffic-permission.js';
 import { proxyTemplateKind } from './kinds/proxy-template.js';
 import { rateLimitKind } from './kinds/rate-limit.js';
 import { retryKind } from './kinds/retry.js';
@@ -47,6 +60,19 @@ export const KINDS: readonly AnyKind[] = [
   virtualOutboundKind,
   meshGatewayKind,
   meshGatewayRouteKind,
+  meshAccessLogKind,
+  meshCircuitBreakerKind,
+  meshFaultInjectionKind,
+  meshHealthCheckKind,
+  meshHTTPRouteKind,
+  meshLoadBalancingStrategyKind,
+  meshProxyPatchKind,
+  meshRateLimitKind,
+  meshRetryKind,
+  meshTCPRouteKind,
+  meshTimeoutKind,
+  meshTraceKind,
+  meshTrafficPermissionKind,
   externalServiceKind,
   secretKind,
   globalSecretKind,
@@ -137,6 +163,42 @@ export const policyKinds = (): readonly PolicyKindDescriptor[] => POLICY_KINDS;
 
 const policyKindNames = new Set<string>(POLICY_KINDS.map((kind) => kind.name));
 export const isPolicyKind = (name: string): name is PolicyKind => policyKindNames.has(name);
+
+/**
+ * The targetRef policies (docs/policies.md): the kinds with a `targetRefPolicy`. Kept apart from
+ * `POLICY_KINDS`: they select proxies and merge into rules their own way (docs/matching.md,
+ * targetRef policies), reading this list and the spec types it carries (`TargetRefPolicySpecOf`).
+ */
+export const TARGET_REF_POLICY_KINDS = [
+  meshAccessLogKind,
+  meshCircuitBreakerKind,
+  meshFaultInjectionKind,
+  meshHealthCheckKind,
+  meshHTTPRouteKind,
+  meshLoadBalancingStrategyKind,
+  meshProxyPatchKind,
+  meshRateLimitKind,
+  meshRetryKind,
+  meshTCPRouteKind,
+  meshTimeoutKind,
+  meshTraceKind,
+  meshTrafficPermissionKind,
+] as const;
+
+export type TargetRefPolicyKindDescriptor = (typeof TARGET_REF_POLICY_KINDS)[number];
+/** The name of a targetRef policy kind (`MeshTimeout`). */
+export type TargetRefPolicyKind = TargetRefPolicyKindDescriptor['name'];
+/** The spec type of a targetRef policy kind, from its schema. */
+export type TargetRefPolicySpecOf<K extends TargetRefPolicyKind> = Extract<TargetRefPolicyKindDescriptor, { name: K }> extends KindDescriptor<infer Spec> ? Spec : never;
+
+export const targetRefPolicyKinds = (): readonly TargetRefPolicyKindDescriptor[] => TARGET_REF_POLICY_KINDS;
+
+const targetRefPolicyKindNames = new Set<string>(TARGET_REF_POLICY_KINDS.map((kind) => kind.name));
+export const isTargetRefPolicyKind = (name: string): name is TargetRefPolicyKind => targetRefPolicyKindNames.has(name);
+
+/** Every policy kind, as mesh insights count them: the source/destination and selector kinds, then the targetRef ones. */
+export const everyPolicyKind = (): readonly AnyKind[] => [...POLICY_KINDS, ...TARGET_REF_POLICY_KINDS];
+export const isAnyPolicyKind = (name: string): boolean => isPolicyKind(name) || isTargetRefPolicyKind(name);
 
 /** The `/policies` catalogue, sorted by name code unit as the reference sorts it. */
 export const catalogueKinds = (): AnyKind[] =>

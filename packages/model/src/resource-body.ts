@@ -1,7 +1,9 @@
-// A resource body as the REST API and zone sync receive it: `{type, mesh, name, labels, ...spec}`.
+// A resource body as the REST API and zone sync receive it: `{type, mesh, name, labels, ...spec}`,
+// or `{type, mesh, name, labels, spec}` for the kinds that carry their spec under `spec`.
 import type { AnyKind } from './kind.js';
 import { decodeSpec } from './decode.js';
-import { badRequest } from './errors.js';
+import { badRequest, invalidResource } from './errors.js';
+import { checkAgainstSchema } from './validation/schema-violations.js';
 import { keyPath, type Violation } from './validation/violations.js';
 
 /** Labels the control plane sets on copies made by zone sync; a user's values for them are replaced. */
@@ -25,7 +27,8 @@ const invalidObject = (kind: AnyKind, message: string) => badRequest(`invalid ${
 
 /**
  * Splits a body into its meta, labels and decoded spec. A field of the wrong JSON type is a
- * decode failure (400 `invalid <Kind> object`), as in the reference.
+ * decode failure (400 `invalid <Kind> object`), as in the reference; a kind whose spec travels
+ * under `spec` is checked against its schema instead (400 with every mismatch as a cause).
  */
 export function readResourceBody(kind: AnyKind, body: unknown): ResourceBody {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidObject(kind, 'expected a JSON object');
@@ -38,9 +41,21 @@ export function readResourceBody(kind: AnyKind, body: unknown): ResourceBody {
   };
   const meta = { type: text('type'), mesh: text('mesh'), name: text('name') };
   const labels = readLabels(kind, record.labels);
+  if (kind.specField !== undefined) return { meta, labels, spec: readNestedSpec(kind, kind.specField, record[kind.specField]) };
   const decoded = decodeSpec(kind, body);
   if (!decoded.ok) throw invalidObject(kind, decoded.message);
   return { meta, labels, spec: decoded.spec };
+}
+
+/**
+ * The spec a body carries under `field`. A body without one is checked as an empty spec (the
+ * reference skips its schema then and reports its rules' messages; docs/policies.md).
+ */
+function readNestedSpec(kind: AnyKind, field: string, value: unknown): Record<string, unknown> {
+  const checked = checkAgainstSchema(kind.schema, value ?? {}, field);
+  if (checked.ok) return checked.value as Record<string, unknown>;
+  if ('violations' in checked) throw invalidResource(checked.violations);
+  throw invalidObject(kind, checked.decodeError);
 }
 
 function readLabels(kind: AnyKind, value: unknown): Record<string, string> {

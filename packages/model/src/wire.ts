@@ -168,3 +168,72 @@ export const bytesValue = () =>
       return data;
     })
     .optional();
+
+// The targetRef policies travel in Go's JSON form instead (docs/policies.md, Wire form): fields as
+// declared, numbers only where the schema says integer, durations in Go's own text ("1h0m0s"),
+// empty lists and maps omitted unless a field keeps them, map keys sorted.
+
+/** Formats nanoseconds as Go's `time.Duration` prints them: "0s", "1.5ms", "1h2m3.5s". */
+export function formatGoDuration(nanos: number): string {
+  const sign = nanos < 0 ? '-' : '';
+  let rest = BigInt(Math.abs(Math.round(nanos)));
+  if (rest === 0n) return '0s';
+  const fraction = (value: bigint, digits: number): string => {
+    const text = value.toString().padStart(digits, '0').replace(/0+$/, '');
+    return text === '' ? '' : `.${text}`;
+  };
+  if (rest < 1_000_000_000n) {
+    const [scale, digits, unit] = rest < 1_000n ? [1n, 0, 'ns'] : rest < 1_000_000n ? [1_000n, 3, 'µs'] : [1_000_000n, 6, 'ms'];
+    return `${sign}${rest / scale}${fraction(rest % scale, digits)}${unit}`;
+  }
+  const seconds = `${(rest / 1_000_000_000n) % 60n}${fraction(rest % 1_000_000_000n, 9)}s`;
+  rest /= 60_000_000_000n;
+  if (rest === 0n) return `${sign}${seconds}`;
+  const minutes = `${rest % 60n}m`;
+  rest /= 60n;
+  return rest === 0n ? `${sign}${minutes}${seconds}` : `${sign}${rest}h${minutes}${seconds}`;
+}
+
+/** A Go duration ("90s", "1h30m"), returned in Go's form ("1m30s"); malformed text fails decoding as Go's parser does. */
+export const goDuration = () =>
+  z.string().transform((text, ctx) => {
+    const nanos = parseDurationNanos(text);
+    if (nanos === undefined) {
+      ctx.addIssue({ code: 'custom', message: `time: invalid duration ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    return formatGoDuration(nanos);
+  });
+
+/** An integer the schema declares and Go decodes into a sized type: out of its range fails decoding. */
+function goInteger(goType: string, min: number, max: number, schema = z.int()) {
+  return schema.transform((n, ctx) => {
+    if (n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message: `json: cannot unmarshal number ${n} into Go value of type ${goType}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
+export const goInt32 = (schema = z.int()) => goInteger('int32', -(2 ** 31), 2 ** 31 - 1, schema);
+export const goUint32 = (schema = z.int()) => goInteger('uint32', 0, U32_MAX, schema);
+export const goInt64 = () => z.int();
+export const goUint = (schema = z.int()) => goInteger('uint', 0, Number.MAX_SAFE_INTEGER, schema);
+
+/** Kubernetes' IntOrString: a JSON integer or a string, kept as sent. */
+export const intOrString = () => z.union([z.int(), z.string()]);
+
+/** A list Go omits when empty (`omitempty` on a plain slice), of at most `maxItems` items if given. */
+export const goList = <T extends z.ZodType>(item: T, maxItems = Number.MAX_SAFE_INTEGER) =>
+  z.array(item).max(maxItems).optional().transform((v) => (v && v.length > 0 ? v : undefined));
+
+/** map[string]string: omitted when empty, keys sorted as Go writes them. */
+export const goStringMap = () =>
+  z
+    .record(z.string(), z.string())
+    .optional()
+    .transform((v) => {
+      const keys = Object.keys(v ?? {}).sort();
+      return keys.length > 0 ? Object.fromEntries(keys.map((key) => [key, v![key]!])) : undefined;
+    });

@@ -1,4 +1,4 @@
-// The inspection view of a sidecar's matches (§2.1, §2.2): policies grouped by where they attach.
+// The inspection view of a sidecar's matches (docs/insights.md, Inspection): policies grouped by where they attach.
 import type { MatchedPolicies } from './match-policies.js';
 import type { AnyPolicy, PolicyKind } from './snapshot.js';
 
@@ -96,7 +96,7 @@ export function listAttachments<P>(matched: MatchedPolicies, present?: (policy: 
 }
 
 /**
- * Where one policy attaches on a sidecar (§2.2), sorted like the attachments; an attachment
+ * Where one policy attaches on a sidecar, sorted like the attachments; an attachment
  * repeats once per occurrence of the policy (a fault injection matched by two destinations).
  */
 export function attachmentsOfPolicy(matched: MatchedPolicies, kind: PolicyKind, name: string): Attachment[] {

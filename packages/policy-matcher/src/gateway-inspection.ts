@@ -1,4 +1,4 @@
-// The inspection view of a builtin gateway's matches (§2.1 gateway items, §2.2 gateway attachments).
+// The inspection view of a builtin gateway's matches (docs/insights.md, Inspection): its items and where policies attach.
 import type { TagMap } from '@mesh/model';
 import type { GatewayHost, GatewayMatch, GatewayProtocol } from './gateway.js';
 import { type GatewayConnectionPolicyKind, type GatewayDestination, isGatewayConnectionPolicyKind } from './gateway-route-table.js';
@@ -30,7 +30,7 @@ export interface GatewayDescription<P = AnyPolicy> {
   readonly policies?: Readonly<Partial<Record<'TrafficLog' | 'TrafficTrace', P>>>;
 }
 
-/** Where one policy attaches on a gateway (§2.2); no listeners for the whole-gateway TrafficLog/TrafficTrace. */
+/** Where one policy attaches on a gateway; no listeners for the whole-gateway TrafficLog/TrafficTrace. */
 export interface GatewayPolicyAttachment {
   readonly gateway: ResourceKeyEntry;
   readonly listeners?: ReadonlyArray<GatewayListenerView<{ readonly route: string; readonly destinations: readonly TagMap[] }>>;

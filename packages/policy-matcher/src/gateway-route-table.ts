@@ -1,4 +1,4 @@
-// The route table of a gateway host (§1.7): one entry per rule and match of the MeshGatewayRoutes
+// The route table of a gateway host (docs/matching.md, Builtin gateways): one entry per rule and match of the MeshGatewayRoutes
 // serving it, prefix matches widened to whole path segments, most specific first. Destination
 // policies are filled in by the caller.
 import type { MeshGatewayRouteSpec, TagMap } from '@mesh/model';

@@ -1,4 +1,4 @@
-// Builtin gateways (§1.7): the MeshGateway of a gateway dataplane, its listeners (one per port),
+// Builtin gateways (docs/matching.md, Builtin gateways): the MeshGateway of a gateway dataplane, its listeners (one per port),
 // their virtual hosts with the MeshGatewayRoutes that apply, the route table of each host and
 // the connection policies of every route destination.
 import { type MeshGatewaySpec, SERVICE_TAG, type TagMap } from '@mesh/model';

@@ -60,3 +60,45 @@ export {
 } from './policy-dataplanes.js';
 export { mayAffect, maySelect, policyReach, type PolicyReach, type ProxyServices, proxyServicesOf, type ReachCondition, type ServiceSet } from './reach.js';
 export { matchVirtualOutbounds, virtualOutboundEntries, type VirtualOutboundEntry } from './virtual-outbound.js';
+export {
+  type AnyTargetRefPolicy,
+  byTargetRef,
+  indexTargetRefPolicies,
+  namesReferTo,
+  RULE_MATCHES_HASH_TAG,
+  ruleMatchesHash,
+  type TargetingPolicy,
+  type TargetRefIndex,
+  type TargetRefPoliciesByKind,
+  type TargetRefPolicyKind,
+  type TargetRefPolicyOf,
+  type TargetRefPolicySpecs,
+  type TargetRefSnapshot,
+} from './target-ref-policies.js';
+export { intersects, isSubset, type Subset, subsetCombinations, subsetOfTags, subsetOfTargetRef, type SubsetTag } from './target-ref-subset.js';
+export { mergeConfs, type MergeOptions } from './target-ref-merge.js';
+export { buildRules, computeRule, type Rule, type RuleEntry } from './target-ref-rules.js';
+export {
+  type InboundListener,
+  type OutboundListener,
+  resolveRoute,
+  selectedListeners,
+  targetRefProxyOf,
+  targetRefSelects,
+  targetRefSelector,
+  targetRefService,
+  type TargetRefProxy,
+} from './target-ref-select.js';
+export {
+  destinationConf,
+  type InboundRules,
+  inboundRulesOf,
+  matchTargetRefPolicies,
+  proxyConf,
+  type TargetRefConfOf,
+  type TargetRefMatch,
+  type TargetRefRule,
+  type TargetRefRules,
+  targetRefRulesOf,
+} from './target-ref-match.js';
+export { listRuleItems, type RuleItem, type RuleItemType, targetRefPolicyDataplaneItem, type VipDomains, withTargetRefPolicies } from './target-ref-inspection.js';

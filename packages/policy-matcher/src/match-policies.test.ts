@@ -7,7 +7,7 @@ import { ANY, connection, dataplane, externalService, meshSpecOf, names, outboun
 const timeout = (name: string, source: object, destination: object, time = T0) => connection('Timeout', name, source, destination, time);
 const timeoutOf = (timeouts: PolicyOf<'Timeout'>[], proxy = web1()) => matchPolicies(proxy, snapshotOf({ Timeout: timeouts })).outbounds[0]?.timeout?.name;
 
-describe('worked examples (§1.8)', () => {
+describe('worked examples (docs/matching.md, Examples)', () => {
   it('1: an exact destination beats a wildcard of the same tag count', () => {
     expect(timeoutOf([timeout('t-any', ANY, ANY), timeout('t-backend', ANY, service('backend'))])).toBe('t-backend');
   });

@@ -1,5 +1,5 @@
 // Which source/destination and selector policies apply to one proxy, per inbound, outbound,
-// reached service and for the whole proxy (§1.2-§1.6).
+// reached service and for the whole proxy (docs/matching.md).
 import { SERVICE_TAG } from '@mesh/model';
 import { permittedExternalServices, type PermittedExternalService } from './external-services.js';
 import { type IndexedPolicy, type PolicyIndex, policyIndexOf } from './policy-index.js';

@@ -1,4 +1,4 @@
-// The per-policy views (§2.2, §2.3): which dataplanes a policy applies to, and where.
+// The per-policy views (docs/insights.md, Inspection): which dataplanes a policy applies to, and where.
 import type { TagMap } from '@mesh/model';
 import { type Attachment, attachmentsOfPolicy } from './attachments.js';
 import { matchGateway } from './gateway.js';

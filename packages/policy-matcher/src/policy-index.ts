@@ -136,7 +136,8 @@ export interface Candidate<K extends PolicyKind = PolicyKind> {
 }
 
 /**
- * Whether `a` beats `b`: higher rank, then newer, then earlier name. The reference walks policies
+ * Whether `a` beats `b`: higher rank, then newer, then earlier name (docs/matching.md, Which policy
+ * wins). The reference walks policies
  * in name order and replaces its pick only on a higher rank or a strictly newer policy of equal
  * rank, which picks exactly this maximum.
  */

@@ -80,7 +80,7 @@ function usesInboundInterface(inbounds: readonly ProxyInbound[], address: string
  * A transparent proxy's outbounds: the mesh's VIP outbounds it may reach (all, or its
  * `reachableServices`) that do not collide with an inbound, then its own outbounds not at a VIP.
  */
-function effectiveOutbounds(spec: DataplaneSpec, inbounds: readonly ProxyInbound[], vipOutbounds: readonly DataplaneOutbound[] | undefined): readonly DataplaneOutbound[] {
+export function effectiveOutbounds(spec: DataplaneSpec, inbounds: readonly ProxyInbound[], vipOutbounds: readonly DataplaneOutbound[] | undefined): readonly DataplaneOutbound[] {
   const own = spec.networking?.outbound ?? [];
   const transparentProxying = spec.networking?.transparentProxying;
   if (!transparentProxying || !vipOutbounds) return own;

@@ -1,4 +1,4 @@
-// The reference's selection rules (§1.3-§1.5), over the service-keyed buckets of a kind.
+// The selection rules (docs/matching.md), over the service-keyed buckets of a kind.
 import { SERVICE_TAG, type TagMap } from '@mesh/model';
 import { beats, type Candidate, type IndexedPolicy, type KindIndex, type SelectorRef, type ServiceBuckets } from './policy-index.js';
 import { type ProxyView, proxyMatches } from './proxy.js';
@@ -13,7 +13,7 @@ function* refsFor<K extends PolicyKind>(buckets: ServiceBuckets<K>, services: It
   }
 }
 
-/** ProxyTemplate, TrafficTrace, MeshGateway: the most specific selector matching one tag set of the proxy. */
+/** ProxyTemplate, TrafficTrace, MeshGateway (docs/matching.md, Proxy policies): the most specific selector matching one tag set of the proxy. */
 export function selectDataplanePolicy<K extends PolicyKind>(index: KindIndex<K>, proxy: ProxyView, services: Iterable<string>): IndexedPolicy<K> | undefined {
   let best: Candidate<K> | undefined;
   for (const { entry, selector } of refsFor(index.selectors, services)) {
@@ -47,7 +47,7 @@ export class SourceRanks {
 }
 
 /**
- * Outbound-side policies (§1.4): per destination service, the policy whose matching source and
+ * Outbound-side policies (docs/matching.md, Outbound policies): per destination service, the policy whose matching source and
  * destination ranks add up highest. Only destinations of nothing but the service tag can match.
  */
 export function selectPerService<K extends PolicyKind>(index: KindIndex<K>, sourceRanks: SourceRanks, services: Iterable<string>): Map<string, IndexedPolicy<K>> {
@@ -71,7 +71,7 @@ export function selectPerService<K extends PolicyKind>(index: KindIndex<K>, sour
   return winners;
 }
 
-/** TrafficPermission (§1.5): the most specific destination matching the tags; sources play no part. */
+/** TrafficPermission (docs/matching.md, Inbound policies): the most specific destination matching the tags; sources play no part. */
 export function selectForTags<K extends PolicyKind>(index: KindIndex<K>, tags: TagMap): IndexedPolicy<K> | undefined {
   let best: Candidate<K> | undefined;
   for (const { entry, selector } of refsFor(index.inboundDestinations, [tags[SERVICE_TAG]])) {
@@ -86,7 +86,7 @@ export function selectForTags<K extends PolicyKind>(index: KindIndex<K>, tags: T
 const firstSourceRank = (entry: IndexedPolicy): Rank => entry.sources[0]?.rank ?? NO_RANK;
 
 /**
- * FaultInjection and inbound RateLimit (§1.5): every policy with a destination matching the tags,
+ * FaultInjection and inbound RateLimit (docs/matching.md, Inbound policies): every policy with a destination matching the tags,
  * once per matching destination, most specific first source first, then newest, then by name.
  */
 export function selectAllForTags<K extends PolicyKind>(index: KindIndex<K>, tags: TagMap): IndexedPolicy<K>[] {

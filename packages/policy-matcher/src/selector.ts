@@ -32,7 +32,7 @@ export function rankOf(selector: TagMap | undefined): Rank {
   return { exact, wildcard };
 }
 
-/** Positive when `a` is more specific: more tags first, then more exact values. */
+/** Positive when `a` is more specific: more tags first, then more exact values (docs/matching.md, Selectors and rank). */
 export function compareRanks(a: Rank, b: Rank): number {
   const totalA = a.exact + a.wildcard;
   const totalB = b.exact + b.wildcard;

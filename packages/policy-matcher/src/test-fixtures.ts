@@ -2,6 +2,7 @@
 import { decodeSpec, getKind, SERVICE_TAG, type TagMap } from '@mesh/model';
 import type { DataplaneOutbound, MeshSpec } from '@mesh/model';
 import type { DataplaneResource, ExternalServiceResource, MeshSnapshot, PoliciesByKind, PolicyKind, PolicyOf, PolicySpecs } from './snapshot.js';
+import type { TargetRefPoliciesByKind, TargetRefPolicyKind, TargetRefPolicyOf, TargetRefPolicySpecs, TargetRefSnapshot } from './target-ref-policies.js';
 
 export const T0 = '2023-11-20T10:00:00.000Z';
 export const T1 = '2023-11-20T11:00:00.000Z';
@@ -49,3 +50,10 @@ export const web1 = (outbounds: object[] = [{ port: 10001, tags: { [SERVICE_TAG]
   });
 
 export const names = (policies: ReadonlyArray<{ name: string }>): string[] => policies.map((p) => p.name);
+
+/** A targetRef policy from its spec (what a body carries under `spec`), decoded as stored. */
+export function targetRefPolicy<K extends TargetRefPolicyKind>(kind: K, name: string, spec: object, mesh = 'default'): TargetRefPolicyOf<K> {
+  return { mesh, name, creationTime: T0, modificationTime: T0, spec: decoded<TargetRefPolicySpecs[K]>(kind, spec) };
+}
+
+export const targetRefSnapshotOf = (policies: TargetRefPoliciesByKind): TargetRefSnapshot => ({ mesh: 'default', policies });

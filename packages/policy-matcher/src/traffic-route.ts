@@ -1,4 +1,4 @@
-// TrafficRoute resolution (§1.6): wildcards in a route's destinations are filled from the
+// TrafficRoute resolution (docs/matching.md, The services a proxy reaches): wildcards in a route's destinations are filled from the
 // outbound, and the routes decide which services a proxy reaches (its destination map).
 import { SERVICE_TAG, type TagMap, type TrafficRouteSpec } from '@mesh/model';
 import type { IndexedPolicy } from './policy-index.js';

@@ -1,4 +1,4 @@
-// VirtualOutbound (§1.7): the extra host/port entries a service instance's tags produce.
+// VirtualOutbound (docs/matching.md, VirtualOutbound): the extra host/port entries a service instance's tags produce.
 import { evaluateVirtualOutboundHost, evaluateVirtualOutboundPort, type TagMap } from '@mesh/model';
 import { beats, type Candidate, type PolicyIndex, policyIndexOf } from './policy-index.js';
 import { compareRanks, type Rank, selectorMatches } from './selector.js';

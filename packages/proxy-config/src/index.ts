@@ -1,5 +1,5 @@
 // The proxy configuration of every mesh, kept up to date incrementally from the store: matched
 // policies and rendered Envoy resources per dataplane. See README.md.
 export { MeshProxies, type ProxyMatch, type WorkCounters } from './mesh-proxies.js';
-export { ProxyConfigService, type ProxyConfigServiceOptions } from './service.js';
+export { ProxyConfigService, type ProxyConfigServiceOptions, type ProxyKey, type ProxyListener } from './service.js';
 export { storedPolicyOf } from './resources.js';

@@ -3,9 +3,12 @@
 // first read and kept until a change can alter them: a policy change drops the matches of the
 // proxies its reach covers, a dataplane change its own results and the renders of the proxies
 // reaching a service whose endpoints it moved. Snapshot, index and context are rebuilt lazily.
-import { DataplaneSpecSchema, meshGatewayKind, meshGatewayRouteKind, type MeshSpec, trafficPermissionKind } from '@mesh/model';
+// The targetRef policies are matched apart (their rules per proxy), and a change of one drops the
+// rules of exactly the proxies it selects before or after (docs/matching.md, What a change re-matches).
+import { DataplaneSpecSchema, meshGatewayKind, meshGatewayRouteKind, meshHTTPRouteKind, type MeshSpec, meshTCPRouteKind, SERVICE_TAG, trafficPermissionKind } from '@mesh/model';
 import {
   type AnyPolicy,
+  type AnyTargetRefPolicy,
   attachmentsOfPolicy,
   type DataplaneResource,
   dataplanesMatchingGateway,
@@ -13,7 +16,11 @@ import {
   type GatewayMatch,
   gatewayAttachmentsOfPolicy,
   indexPolicies,
+  indexTargetRefPolicies,
+  isSubset,
   type MatchedPolicies,
+  matchTargetRefPolicies,
+  namesReferTo,
   matchGateway,
   matchPolicies,
   maySelect,
@@ -29,25 +36,42 @@ import {
   proxyServicesOf,
   type ResourceKeyEntry,
   routesInUse,
+  subsetOfTags,
+  type TargetingPolicy,
+  type TargetRefIndex,
+  type TargetRefMatch,
+  type TargetRefPoliciesByKind,
+  type TargetRefPolicyKind,
+  type TargetRefPolicyOf,
+  targetRefPolicyDataplaneItem,
+  type TargetRefProxy,
+  targetRefProxyOf,
+  targetRefRulesOf,
+  targetRefSelects,
+  targetRefService,
 } from '@mesh/policy-matcher';
 import type { StoredResource } from '@mesh/store';
 import {
   type ConfigDump,
+  type ConfigDumpOptions,
   type MeshContext,
   prepareMeshContext,
   type ProxyConfig,
+  type ProxyMetadata,
   renderDataplaneConfigDump,
   renderProxyConfig,
   type ZoneEgressResource,
   type ZoneIngressResource,
 } from '@mesh/xds-renderer';
 import { type EndpointSignature, endpointSignatureOf, NO_ENDPOINTS, servicesWithChangedEndpoints } from './endpoints.js';
-import { dataplaneOf, externalServiceOf, type Held, meshSpecOf, policyOf, secretDataOf, secretsUsedBy, setHeld, storedPolicyOf } from './resources.js';
+import { dataplaneOf, externalServiceOf, type Held, meshSpecOf, policyOf, secretDataOf, secretsUsedBy, setHeld, storedPolicyOf, targetRefPolicyOf } from './resources.js';
 
 /** How much matching and rendering was done: tests and benchmarks read it to see what a change cost. */
 export interface WorkCounters {
   matched: number;
   rendered: number;
+  /** Proxies whose targetRef rules were built. */
+  targetRefMatched: number;
 }
 
 /** The zone proxies of the control plane, which every mesh's endpoints may go through. */
@@ -72,6 +96,14 @@ interface ProxyEntry {
   /** The services of the last match, kept while it is stale: changes are tested against them. */
   services: ProxyServices | undefined;
   config: ProxyConfig | undefined;
+  /** The services of the dataplane's inbounds, which the targetRef policies naming a service select among. */
+  readonly inboundServices: readonly string[];
+  /** The inbounds, gateway listeners and outbounds targetRef policies select; a builtin gateway's follow its MeshGateway. */
+  targetRefProxy: TargetRefProxy | undefined;
+  /** The targetRef policies and rules; undefined until built, and again once a change may alter them. */
+  targetRef: TargetRefMatch | undefined;
+  /** With the rules: the services the targetRef routes may send to, whose endpoints its configuration depends on. */
+  routeServices: readonly string[];
 }
 
 /** Proxies filed by service, several per service. */
@@ -101,21 +133,59 @@ class ProxiesByService {
 
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/**
+ * The services whose endpoints the targetRef routes of a proxy depend on: once a MeshHTTPRoute or
+ * MeshTCPRoute rule applies, each outbound's service (its protocol decides the listener) and the
+ * backends (and mirrors) of the rules holding it.
+ */
+function routeServicesOf(match: TargetRefMatch): string[] {
+  const http = targetRefRulesOf(match, meshHTTPRouteKind.name)?.to ?? [];
+  const tcp = targetRefRulesOf(match, meshTCPRouteKind.name)?.to ?? [];
+  if (http.length === 0 && tcp.length === 0) return [];
+  const services = new Set<string>();
+  for (const outbound of match.proxy.outbounds) {
+    const service = outbound.tags[SERVICE_TAG] ?? '';
+    services.add(service);
+    const subset = subsetOfTags({ [SERVICE_TAG]: service });
+    for (const rule of http) {
+      if (!isSubset(rule.subset, subset)) continue;
+      for (const httpRule of rule.conf.Rules ?? []) {
+        for (const backend of httpRule.default.backendRefs ?? []) services.add(backend.name ?? '');
+        for (const filter of httpRule.default.filters ?? []) if (filter.requestMirror) services.add(filter.requestMirror.backendRef.name ?? '');
+      }
+    }
+    for (const rule of tcp) if (isSubset(rule.subset, subset)) for (const backend of rule.conf.default.backendRefs) services.add(backend.name ?? '');
+  }
+  return [...services];
+}
+
 const inNameOrder = <T>(byKey: ReadonlyMap<string, T>): T[] => [...byKey.keys()].sort(byName).map((key) => byKey.get(key) as T);
 
 export class MeshProxies {
   private meshStored: StoredResource | undefined;
   private meshSpec: MeshSpec | undefined;
   private readonly policies = new Map<PolicyKind, Map<string, AnyPolicy>>();
+  private readonly targetRefPolicies = new Map<TargetRefPolicyKind, Map<string, AnyTargetRefPolicy>>();
   private readonly externalServices = new Map<string, Held<ExternalServiceResource>>();
   private readonly secrets = new Map<string, Held<string>>();
   private readonly proxies = new Map<string, ProxyEntry>();
   private readonly builtinGateways = new Set<ProxyEntry>();
   private readonly byOwnService = new ProxiesByService();
   private readonly byReachedService = new ProxiesByService();
+  private readonly byRouteService = new ProxiesByService();
+  private readonly byInboundService = new ProxiesByService();
   private sortedNames: string[] | undefined;
   private index: PolicyIndex | undefined;
+  private targetRefIndex: TargetRefIndex | undefined;
   private context: MeshContext | undefined;
+  /** What the connected proxies reported and were issued (node metadata, certificates), by dataplane name. */
+  private readonly metadata = new Map<string, ProxyMetadata>();
+  /**
+   * Dataplanes whose rendered configuration a change dropped, or which appeared or went away,
+   * since the last `takeTouched()`: the proxies a change can affect. Only a rendered
+   * configuration is worth telling about: whoever follows a proxy has read it.
+   */
+  private touched = new Set<string>();
 
   constructor(
     readonly name: string,
@@ -154,6 +224,40 @@ export class MeshProxies {
     if (permissionsBefore) this.dropMatchesOfMovedPermissions(permissionsBefore);
     // Gateway listeners pick up policies by tags the reach does not see (listener and gateway tags).
     for (const entry of this.builtinGateways) this.dropMatch(entry);
+    // A builtin gateway's listeners, which targetRef policies select, are its MeshGateway's.
+    if (kind === meshGatewayKind.name) {
+      for (const entry of this.builtinGateways) {
+        entry.targetRefProxy = undefined;
+        this.dropTargetRef(entry);
+      }
+    }
+  }
+
+  /**
+   * A targetRef policy changed: the rules of the proxies it selects before or after the change
+   * are dropped. A MeshHTTPRoute also moves the policies targeting it, as they select what it does.
+   */
+  setTargetRefPolicy(kind: TargetRefPolicyKind, name: string, stored: StoredResource | undefined): void {
+    let byName = this.targetRefPolicies.get(kind);
+    const before = byName?.get(name);
+    if ((before && storedPolicyOf(before)) === stored) return;
+    const after = stored && targetRefPolicyOf(stored);
+    const targetingRoute = kind === meshHTTPRouteKind.name ? this.policiesTargetingRoute(name) : [];
+    const affected = new Set<ProxyEntry>();
+    const collect = (policies: ReadonlyArray<TargetingPolicy | undefined>) => {
+      const present = policies.filter((policy): policy is TargetingPolicy => policy !== undefined);
+      // Routes are read only by the policies that target one.
+      const routes = present.some((policy) => policy.spec.targetRef.kind === meshHTTPRouteKind.name) ? this.routesInStoreOrder() : [];
+      for (const policy of present) this.collectSelected(policy, routes, affected);
+    };
+    collect([before, ...targetingRoute]);
+    if (after) {
+      if (!byName) this.targetRefPolicies.set(kind, (byName = new Map()));
+      byName.set(name, after);
+    } else byName?.delete(name);
+    this.targetRefIndex = undefined;
+    collect([after, ...targetingRoute]);
+    for (const entry of affected) this.dropTargetRef(entry);
   }
 
   setDataplane(name: string, stored: StoredResource | undefined): void {
@@ -172,14 +276,40 @@ export class MeshProxies {
         gatewayMatch: undefined,
         services: undefined,
         config: undefined,
+        inboundServices: (dataplane.spec.networking?.inbound ?? []).flatMap((inbound) => inbound.tags?.[SERVICE_TAG] ?? []),
+        targetRefProxy: undefined,
+        targetRef: undefined,
+        routeServices: [],
       };
       this.proxies.set(name, after);
+      this.byInboundService.add(after.inboundServices, after);
       if (after.builtinGateway) this.builtinGateways.add(after);
     }
     if (!before || !after) this.sortedNames = undefined;
     this.context = undefined;
+    this.touched.add(name);
     const moved = servicesWithChangedEndpoints(before?.endpoints ?? NO_ENDPOINTS, after?.endpoints ?? NO_ENDPOINTS);
-    for (const entry of this.byReachedService.of(moved)) entry.config = undefined;
+    for (const entry of this.byReachedService.of(moved)) this.dropConfig(entry);
+    for (const entry of this.byRouteService.of(moved)) this.dropConfig(entry);
+  }
+
+  /**
+   * What a connected proxy reported and was issued; its configuration is rendered with it from
+   * now on (undefined forgets it). Kept for a dataplane not stored yet, which may come later.
+   */
+  setProxyMetadata(name: string, metadata: ProxyMetadata | undefined): void {
+    if (this.metadata.get(name) === metadata) return;
+    if (metadata) this.metadata.set(name, metadata);
+    else this.metadata.delete(name);
+    const entry = this.proxies.get(name);
+    if (entry) this.dropConfig(entry);
+  }
+
+  /** The dataplanes a change may have altered since the last call (see `touched`). */
+  takeTouched(): ReadonlySet<string> {
+    const touched = this.touched;
+    this.touched = new Set();
+    return touched;
   }
 
   setExternalService(name: string, stored: StoredResource | undefined): void {
@@ -220,16 +350,37 @@ export class MeshProxies {
     return gateway ? { kind: 'gateway', gateway } : { kind: 'sidecar', policies: this.matched(entry) };
   }
 
+  /** The targetRef policies selecting a dataplane and their rules; undefined when there is no such dataplane. */
+  targetRefMatch(name: string): TargetRefMatch | undefined {
+    const entry = this.proxies.get(name);
+    return entry && this.targetRefMatched(entry);
+  }
+
+  /** Whether a targetRef policy selects a dataplane (the `_resources/dataplanes` question); false for unknown ones. */
+  targetRefPolicySelects(kind: TargetRefPolicyKind, policyName: string, dataplaneName: string): boolean {
+    const policy = this.targetRefPolicies.get(kind)?.get(policyName);
+    const entry = this.proxies.get(dataplaneName);
+    return policy !== undefined && entry !== undefined && targetRefSelects(policy, this.targetRefProxyOf(entry), this.targetRefPolicyIndex().routes);
+  }
+
   /** The rendered configuration of a dataplane: shared and read-only. */
   proxyConfig(name: string): ProxyConfig | undefined {
     const entry = this.proxies.get(name);
     return entry && this.rendered(entry);
   }
 
-  /** The `/xds` document of a dataplane, from its rendered configuration. */
-  configDump(name: string): ConfigDump | undefined {
+  /** The `/xds` document of a dataplane, from its rendered configuration (or the one given, as sent to it). */
+  configDump(name: string, options: ConfigDumpOptions = {}, config?: ProxyConfig): ConfigDump | undefined {
     const entry = this.proxies.get(name);
-    return entry && renderDataplaneConfigDump(entry.dataplane, this.rendered(entry));
+    if (!entry) return undefined;
+    const metadata = this.metadata.get(name);
+    const adminPort = metadata?.adminPort;
+    return renderDataplaneConfigDump(entry.dataplane, config ?? this.rendered(entry), { ...(adminPort !== undefined ? { adminPort } : {}), ...options });
+  }
+
+  /** The stored Dataplane of a name. */
+  dataplane(name: string): DataplaneResource | undefined {
+    return this.proxies.get(name)?.dataplane;
   }
 
   /** The renderer's context of the mesh in its current state (zone proxies render from it). */
@@ -266,6 +417,16 @@ export class MeshProxies {
       }
       const attachments = attachmentsOfPolicy(match, kind, policyName);
       return attachments.length > 0 ? [{ kind: 'SidecarDataplane', dataplane, attachments }] : [];
+    });
+  }
+
+  /** The dataplanes a targetRef policy selects, in name order (`{policy-path}/{name}/dataplanes`); none for an unknown policy. */
+  dataplanesSelectedByTargetRef(kind: TargetRefPolicyKind, policyName: string): PolicyDataplaneItem[] {
+    if (!this.targetRefPolicies.get(kind)?.has(policyName)) return [];
+    return this.dataplaneNames().flatMap((name) => {
+      const entry = this.entry(name);
+      const item = targetRefPolicyDataplaneItem(this.targetRefMatched(entry), entry.builtinGateway, kind, policyName);
+      return item ? [item] : [];
     });
   }
 
@@ -309,6 +470,65 @@ export class MeshProxies {
     return this.index;
   }
 
+  private targetRefPolicyIndex(): TargetRefIndex {
+    if (!this.targetRefIndex) {
+      // Name order, as the store lists them: routes a policy targets resolve in that order.
+      const policies = Object.fromEntries([...this.targetRefPolicies].map(([kind, byName]) => [kind, inNameOrder(byName)])) as TargetRefPoliciesByKind;
+      this.targetRefIndex = indexTargetRefPolicies({ mesh: this.name, policies });
+    }
+    return this.targetRefIndex;
+  }
+
+  private routesInStoreOrder(): TargetRefPolicyOf<'MeshHTTPRoute'>[] {
+    const routes = this.targetRefPolicies.get(meshHTTPRouteKind.name);
+    return routes ? (inNameOrder(routes) as TargetRefPolicyOf<'MeshHTTPRoute'>[]) : [];
+  }
+
+  private targetRefProxyOf(entry: ProxyEntry): TargetRefProxy {
+    entry.targetRefProxy ??= targetRefProxyOf(entry.dataplane, this.policyIndex());
+    return entry.targetRefProxy;
+  }
+
+  private targetRefMatched(entry: ProxyEntry): TargetRefMatch {
+    if (entry.targetRef === undefined) {
+      entry.targetRef = matchTargetRefPolicies(this.targetRefProxyOf(entry), this.targetRefPolicyIndex());
+      entry.routeServices = routeServicesOf(entry.targetRef);
+      this.byRouteService.add(entry.routeServices, entry);
+      this.counters.targetRefMatched++;
+    }
+    return entry.targetRef;
+  }
+
+  /** The policies whose top-level targetRef names a route of this name. */
+  private policiesTargetingRoute(routeName: string): AnyTargetRefPolicy[] {
+    return [...this.targetRefPolicies.values()].flatMap((byName) =>
+      [...byName.values()].filter((policy) => policy.spec.targetRef.kind === meshHTTPRouteKind.name && namesReferTo(this.name, policy.spec.targetRef.name ?? '', routeName)),
+    );
+  }
+
+  /**
+   * Adds the proxies a policy selects: among the proxies of the service its targetRef requires
+   * (and the builtin gateways, whose listener tags may name it), the builtin gateways for a
+   * MeshGateway, or every proxy.
+   */
+  private collectSelected(policy: TargetingPolicy, routes: readonly TargetRefPolicyOf<'MeshHTTPRoute'>[], into: Set<ProxyEntry>): void {
+    const ref = policy.spec.targetRef;
+    const service = targetRefService(ref);
+    const candidates: Iterable<ProxyEntry> =
+      ref.kind === meshGatewayKind.name ? this.builtinGateways : service === undefined ? this.proxies.values() : [...this.byInboundService.of([service]), ...this.builtinGateways];
+    for (const entry of candidates) {
+      if (!into.has(entry) && targetRefSelects(policy, this.targetRefProxyOf(entry), routes)) into.add(entry);
+    }
+  }
+
+  /** Drops a proxy's targetRef rules, and its rendered configuration with them. */
+  private dropTargetRef(entry: ProxyEntry): void {
+    entry.targetRef = undefined;
+    this.byRouteService.remove(entry.routeServices, entry);
+    entry.routeServices = [];
+    this.dropConfig(entry);
+  }
+
   private matched(entry: ProxyEntry): MatchedPolicies {
     if (entry.match === undefined) {
       const index = this.policyIndex();
@@ -330,7 +550,9 @@ export class MeshProxies {
   private rendered(entry: ProxyEntry): ProxyConfig {
     if (entry.config === undefined) {
       const policies = this.matched(entry);
-      entry.config = renderProxyConfig({ context: this.meshContext(), dataplane: entry.dataplane, policies });
+      const metadata = this.metadata.get(entry.dataplane.name);
+      const targetRef = this.targetRefMatched(entry);
+      entry.config = renderProxyConfig({ context: this.meshContext(), dataplane: entry.dataplane, policies, targetRef, ...(metadata ? { metadata } : {}) });
       this.counters.rendered++;
     }
     return entry.config;
@@ -351,6 +573,8 @@ export class MeshProxies {
 
   private forget(entry: ProxyEntry): void {
     this.unfile(entry);
+    this.byRouteService.remove(entry.routeServices, entry);
+    this.byInboundService.remove(entry.inboundServices, entry);
     this.builtinGateways.delete(entry);
     this.proxies.delete(entry.dataplane.name);
   }
@@ -363,7 +587,13 @@ export class MeshProxies {
   private dropMatch(entry: ProxyEntry): void {
     entry.match = undefined;
     entry.gatewayMatch = undefined;
+    this.dropConfig(entry);
+  }
+
+  private dropConfig(entry: ProxyEntry): void {
+    if (entry.config === undefined) return;
     entry.config = undefined;
+    this.touched.add(entry.dataplane.name);
   }
 
   private dropAllMatches(): void {
@@ -371,7 +601,7 @@ export class MeshProxies {
   }
 
   private dropAllConfigs(): void {
-    for (const entry of this.proxies.values()) entry.config = undefined;
+    for (const entry of this.proxies.values()) this.dropConfig(entry);
   }
 
   /** Drops the matches of the proxies a policy can affect: looked up by the services it pins, or all. */

@@ -9,12 +9,13 @@ import {
   type MeshSpec,
   policyKinds,
   secretKind,
+  targetRefPolicyKinds,
   zoneEgressKind,
   type ZoneEgressSpec,
   zoneIngressKind,
   type ZoneIngressSpec,
 } from '@mesh/model';
-import type { AnyPolicy, DataplaneResource, ExternalServiceResource } from '@mesh/policy-matcher';
+import type { AnyPolicy, AnyTargetRefPolicy, DataplaneResource, ExternalServiceResource } from '@mesh/policy-matcher';
 import type { StoredResource } from '@mesh/store';
 import type { ZoneEgressResource, ZoneIngressResource } from '@mesh/xds-renderer';
 
@@ -27,6 +28,7 @@ export const FOLLOWED_TYPES: ReadonlySet<string> = new Set([
   zoneIngressKind.name,
   zoneEgressKind.name,
   ...policyKinds().map((kind) => kind.name),
+  ...targetRefPolicyKinds().map((kind) => kind.name),
 ]);
 
 /** A policy as handed to the matcher, carrying the stored resource it was read from. */
@@ -49,11 +51,14 @@ export function policyOf(stored: StoredResource): AnyPolicy {
   return policy as AnyPolicy;
 }
 
+/** A stored targetRef policy for the matcher (its stored spec is the one under `spec`). */
+export const targetRefPolicyOf = (stored: StoredResource): AnyTargetRefPolicy => policyOf(stored) as unknown as AnyTargetRefPolicy;
+
 /**
  * The stored resource of a policy found in a match: every policy this package hands to the
  * matcher carries it, and matches hold those very objects.
  */
-export const storedPolicyOf = (policy: AnyPolicy): StoredResource => (policy as AnyPolicy & StoredPolicy).stored;
+export const storedPolicyOf = (policy: AnyPolicy | AnyTargetRefPolicy): StoredResource => (policy as (AnyPolicy | AnyTargetRefPolicy) & StoredPolicy).stored;
 
 export const dataplaneOf = (stored: StoredResource): DataplaneResource => ({ mesh: stored.mesh, name: stored.name, spec: parse<DataplaneSpec>(stored) });
 

@@ -1,12 +1,16 @@
-import { decodeSpec, getKind, policyKinds, SERVICE_TAG } from '@mesh/model';
+import { decodeSpec, getKind, policyKinds, SERVICE_TAG, targetRefPolicyKinds } from '@mesh/model';
 import {
   dataplanesMatchingGateway,
   dataplanesSelectedBy,
   type DataplaneResource,
   matchGateway,
   matchPolicies,
+  matchTargetRefPolicies,
   type PoliciesByKind,
   routesInUse,
+  type TargetRefPoliciesByKind,
+  targetRefPolicyDataplaneItem,
+  targetRefProxyOf,
 } from '@mesh/policy-matcher';
 import type { ResourceKey } from '@mesh/store';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
@@ -20,9 +24,10 @@ import {
   renderZoneIngressConfigDump,
 } from '@mesh/xds-renderer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dataplaneOf, externalServiceOf, meshSpecOf, policyOf, secretDataOf, zoneEgressOf, zoneIngressOf } from './resources.js';
+import { dataplaneOf, externalServiceOf, meshSpecOf, policyOf, secretDataOf, targetRefPolicyOf, zoneEgressOf, zoneIngressOf } from './resources.js';
 
 const MATCHED_POLICY_KINDS = policyKinds().map((kind) => kind.name);
+const TARGET_REF_KINDS = targetRefPolicyKinds().map((kind) => kind.name);
 import { ProxyConfigService } from './service.js';
 
 const LOCAL_ZONE = 'zone-1';
@@ -223,16 +228,34 @@ async function expectSameAsFromScratch(w: World, step: string): Promise<void> {
 
     const incremental = w.service.mesh(mesh);
     expect(incremental?.dataplaneNames(), step).toEqual(dataplanes.map((dataplane) => dataplane.name));
+    const targetRefPolicies: Record<string, unknown[]> = {};
+    for (const kind of TARGET_REF_KINDS) targetRefPolicies[kind] = (await all(kind, mesh)).map(targetRefPolicyOf);
+    const targetRefSnapshot = { mesh, policies: targetRefPolicies as TargetRefPoliciesByKind };
+    const targetRefMatches = new Map(dataplanes.map((dataplane) => [dataplane.name, matchTargetRefPolicies(targetRefProxyOf(dataplane, snapshot), targetRefSnapshot)]));
     for (const dataplane of dataplanes) {
       const builtin = dataplane.spec.networking?.gateway?.type === 'BUILTIN';
       const policies = matchPolicies(dataplane, snapshot);
       const expected = builtin ? { kind: 'gateway', gateway: matchGateway(dataplane, snapshot) } : { kind: 'sidecar', policies };
       expect(incremental?.match(dataplane.name), `${step}: ${dataplane.name} match`).toEqual(expected);
-      expect(incremental?.proxyConfig(dataplane.name), `${step}: ${dataplane.name} config`).toEqual(renderProxyConfig({ context, dataplane, policies }));
+      const targetRef = targetRefMatches.get(dataplane.name);
+      expect(incremental?.proxyConfig(dataplane.name), `${step}: ${dataplane.name} config`).toEqual(renderProxyConfig({ context, dataplane, policies, ...(targetRef ? { targetRef } : {}) }));
     }
     for (const kind of MATCHED_POLICY_KINDS) {
       for (const policy of snapshot.policies[kind] ?? []) {
         expect(incremental?.dataplanesSelectedBy(kind, policy.name), `${step}: ${kind} ${policy.name}`).toEqual(dataplanesSelectedBy(kind, policy.name, dataplanes, snapshot));
+      }
+    }
+    for (const dataplane of dataplanes) {
+      expect(incremental?.targetRefMatch(dataplane.name), `${step}: ${dataplane.name} targetRef rules`).toEqual(targetRefMatches.get(dataplane.name));
+    }
+    for (const kind of targetRefPolicyKinds().map((descriptor) => descriptor.name)) {
+      for (const policy of targetRefSnapshot.policies[kind] ?? []) {
+        const expected = dataplanes.flatMap((dataplane) => {
+          const match = targetRefMatches.get(dataplane.name);
+          const item = match && targetRefPolicyDataplaneItem(match, dataplane.spec.networking?.gateway?.type === 'BUILTIN', kind, policy.name);
+          return item ? [item] : [];
+        });
+        expect(incremental?.dataplanesSelectedByTargetRef(kind, policy.name), `${step}: ${kind} ${policy.name}`).toEqual(expected);
       }
     }
     for (const gateway of snapshot.policies.MeshGateway ?? []) {
@@ -352,6 +375,58 @@ class RandomWrites {
     }
   }
 
+  private targetRef(kinds: readonly string[]): object {
+    switch (this.pick(kinds)) {
+      case 'Mesh':
+        return { kind: 'Mesh' };
+      case 'MeshSubset':
+        return { kind: 'MeshSubset', tags: { version: this.pick(VERSIONS) } };
+      case 'MeshService':
+        return { kind: 'MeshService', name: this.pick([...SERVICES, 'edge']) };
+      case 'MeshServiceSubset':
+        return { kind: 'MeshServiceSubset', name: this.pick(SERVICES), tags: { version: this.pick(VERSIONS) } };
+      case 'MeshGateway':
+        return { kind: 'MeshGateway', name: `meshgateway-${this.int(3)}` };
+      default:
+        return { kind: 'MeshHTTPRoute', name: `meshhttproute-${this.int(3)}` };
+    }
+  }
+
+  /** A targetRef policy of a kind, selecting proxies in every way its kind allows. */
+  private targetRefPolicy(kind: string): object {
+    const top = ['Mesh', 'MeshSubset', 'MeshService', 'MeshServiceSubset'];
+    const destination = () => this.targetRef(['Mesh', 'MeshService', 'MeshServiceSubset']);
+    const service = () => ({ kind: 'MeshService', name: this.pick(SERVICES) });
+    switch (kind) {
+      case 'MeshTimeout': {
+        const targetRef = this.targetRef([...top, 'MeshGateway', 'MeshHTTPRoute']) as { kind: string };
+        const from = targetRef.kind === 'MeshGateway' || targetRef.kind === 'MeshHTTPRoute' ? {} : { from: [{ targetRef: { kind: 'Mesh' }, default: { idleTimeout: this.pick(['1h', '2h']) } }] };
+        return { targetRef, to: [{ targetRef: destination(), default: { connectionTimeout: this.pick(['1s', '5s']), http: { requestTimeout: '15s' } } }], ...from };
+      }
+      case 'MeshTrafficPermission':
+        return { targetRef: this.targetRef(top), from: Array.from({ length: 1 + this.int(2) }, () => ({ targetRef: this.targetRef(top), default: { action: this.pick(['Allow', 'Deny']) } })) };
+      case 'MeshTrace':
+        return { targetRef: this.targetRef(top), default: { sampling: { overall: this.pick([10, 50]) }, backends: [{ type: 'Zipkin', zipkin: { url: 'http://zipkin:9411/api/v2/spans' } }] } };
+      case 'MeshProxyPatch':
+        return { targetRef: this.targetRef([...top, 'MeshGateway']), default: { appendModifications: [{ cluster: { match: { name: this.pick(SERVICES) }, operation: 'Patch', value: `connectTimeout: ${this.pick(['1s', '2s'])}` } }] } };
+      case 'MeshHTTPRoute':
+        return {
+          targetRef: this.targetRef(top),
+          to: [{ targetRef: service(), rules: [{ matches: [{ path: { value: this.pick(['/', '/api']), type: 'PathPrefix' } }], default: { backendRefs: [{ ...service(), weight: 1 }] } }] }],
+        };
+      case 'MeshTCPRoute':
+        return { targetRef: this.targetRef(top), to: [{ targetRef: service(), ...(this.random() < 0.5 ? { rules: [{ default: { backendRefs: [service()] } }] } : {}) }] };
+      case 'MeshRetry':
+        return { targetRef: this.targetRef([...top, 'MeshGateway']), to: [{ targetRef: destination(), default: { tcp: { maxConnectAttempt: this.pick([1, 3]) } } }] };
+      default:
+        return {
+          targetRef: this.targetRef([...top, 'MeshGateway']),
+          from: [{ targetRef: { kind: 'Mesh' }, default: { backends: [{ type: 'File', file: { path: '/tmp/in.log' } }] } }],
+          to: [{ targetRef: destination(), default: { backends: this.pick([[], [{ type: 'File', file: { path: '/tmp/out.log' } }]]) } }],
+        };
+    }
+  }
+
   private meshBody(): object {
     return {
       ...(this.random() < 0.5 ? { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } } : {}),
@@ -375,9 +450,12 @@ class RandomWrites {
     let type: string;
     let body: () => object;
     if (roll < 0.35) [type, body] = ['Dataplane', () => this.dataplane()];
-    else if (roll < 0.8) {
+    else if (roll < 0.62) {
       const kind = this.pick(MATCHED_POLICY_KINDS);
       [type, body] = [kind, () => this.policy(kind)];
+    } else if (roll < 0.8) {
+      const kind = this.pick(['MeshTimeout', 'MeshTrafficPermission', 'MeshTrace', 'MeshProxyPatch', 'MeshHTTPRoute', 'MeshTCPRoute', 'MeshRetry', 'MeshAccessLog']);
+      [type, body] = [kind, () => this.targetRefPolicy(kind)];
     } else if (roll < 0.86) {
       const tls = this.random() < 0.5 ? { tls: { enabled: true, caCert: { secret: 'ca-cert' } } } : {};
       [type, body] = ['ExternalService', () => ({ networking: { address: `${this.pick(EXTERNAL)}.org:443`, ...tls }, tags: { [SERVICE_TAG]: this.pick(EXTERNAL), 'mesh.io/protocol': 'http' } })];
@@ -406,3 +484,148 @@ class RandomWrites {
     return w.put(type, key.mesh, name, body());
   }
 }
+
+/** Polls until `check` holds; the service applies followed changes on its own, soon after the write. */
+async function eventually(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('ProxyConfigService followers', () => {
+  it('tells the followers of the proxies a change reaches, without a read, and nobody else', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web', ['backend']));
+    await w.put('Dataplane', 'default', 'other-1', sidecar('10.0.0.2', 'other', ['db']));
+    await w.put('Dataplane', 'default', 'backend-1', sidecar('10.0.0.3', 'backend'));
+    await w.put('TrafficRoute', 'default', 'route-all', { sources: [ANY], destinations: [ANY], conf: { destination: { [SERVICE_TAG]: '*' } } });
+    const mesh = await w.mesh('default');
+    const told: string[] = [];
+    for (const name of ['web-1', 'other-1', 'backend-1']) {
+      mesh.proxyConfig(name);
+      w.service.watchProxy({ type: 'Dataplane', mesh: 'default', name }, () => told.push(name));
+    }
+
+    // A new endpoint of backend: only web reaches it (and the new dataplane has no follower).
+    await w.put('Dataplane', 'default', 'backend-2', sidecar('10.0.0.4', 'backend'));
+    await eventually(() => told.length > 0, 'a follower to be told');
+    expect(told).toEqual(['web-1']);
+    // Read again, as a follower does; a Timeout from `other` reaches only other-1.
+    (await w.mesh('default')).proxyConfig('web-1');
+    told.length = 0;
+    await w.put('Timeout', 'default', 'from-other', { sources: [svc('other')], destinations: [ANY], conf: { connectTimeout: '2s' } });
+    await eventually(() => told.length > 0, 'a follower to be told');
+    expect(told).toEqual(['other-1']);
+  });
+
+  it('tells the followers of exactly the proxies a targetRef policy selects, before or after a change', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web', ['backend']));
+    await w.put('Dataplane', 'default', 'other-1', sidecar('10.0.0.2', 'other', ['db']));
+    await w.put('Dataplane', 'default', 'backend-1', sidecar('10.0.0.3', 'backend', [], { version: 'v2' }));
+    const names = ['web-1', 'other-1', 'backend-1'];
+    const told: string[] = [];
+    const mesh = await w.mesh('default');
+    for (const name of names) w.service.watchProxy({ type: 'Dataplane', mesh: 'default', name }, () => told.push(name));
+    /** Reads every proxy (as followers do), then makes a write and waits for what it tells. */
+    const tellsAfter = async (write: () => Promise<void>): Promise<string[]> => {
+      const current = await w.mesh('default');
+      for (const name of names) {
+        current.proxyConfig(name);
+        current.targetRefMatch(name);
+      }
+      told.length = 0;
+      const counted = w.service.counters.targetRefMatched;
+      await write();
+      // One write is one batch, whose followers are all called together.
+      await eventually(() => told.length > 0, 'a follower to be told');
+      // Only the proxies told have their rules built again.
+      const after = await w.mesh('default');
+      for (const name of names) after.targetRefMatch(name);
+      expect(w.service.counters.targetRefMatched - counted).toBe(told.length);
+      return [...told].sort();
+    };
+    expect(mesh.targetRefMatch('web-1')?.kinds).toEqual([]);
+
+    const timeout = (targetRef: object) => ({ targetRef, to: [{ targetRef: { kind: 'Mesh' }, default: { connectionTimeout: '2s' } }] });
+    expect(await tellsAfter(() => w.put('MeshTimeout', 'default', 'web-timeout', timeout({ kind: 'MeshService', name: 'web' })))).toEqual(['web-1']);
+    // Moving it from web to other tells both; a subset by tags tells the proxies with them.
+    expect(await tellsAfter(() => w.put('MeshTimeout', 'default', 'web-timeout', timeout({ kind: 'MeshService', name: 'other' })))).toEqual(['other-1', 'web-1']);
+    expect(await tellsAfter(() => w.put('MeshTrace', 'default', 'v2-traces', { targetRef: { kind: 'MeshSubset', tags: { version: 'v2' } }, default: {} }))).toEqual(['backend-1']);
+    // A policy on a route selects what the route selects: creating the route tells its proxies.
+    await w.put('MeshTimeout', 'default', 'route-timeout', timeout({ kind: 'MeshHTTPRoute', name: 'web-route' }));
+    const route = { targetRef: { kind: 'MeshService', name: 'web' }, to: [{ targetRef: { kind: 'MeshService', name: 'backend' }, rules: [{ matches: [{ path: { value: '/', type: 'PathPrefix' } }], default: {} }] }] };
+    expect(await tellsAfter(() => w.put('MeshHTTPRoute', 'default', 'web-route', route))).toEqual(['web-1']);
+    expect((await w.mesh('default')).targetRefMatch('web-1')?.kinds.map((rules) => [rules.kind, rules.policies.map((policy) => policy.name)])).toEqual([
+      ['MeshHTTPRoute', ['web-route']],
+      ['MeshTimeout', ['route-timeout']],
+    ]);
+    // A route of the name the route gets when synced from a global, for `other`: the policy still selects what
+    // the first route of its name selects, but takes its rules from the last (as the reference does); it selects
+    // what the synced one does once the first goes.
+    const synced = { ...route, targetRef: { kind: 'MeshService', name: 'other' } };
+    expect(await tellsAfter(() => w.put('MeshHTTPRoute', 'default', 'web-route-v468x98d85zbzv78', synced))).toEqual(['other-1', 'web-1']);
+    expect(await tellsAfter(() => w.del({ type: 'MeshHTTPRoute', mesh: 'default', name: 'web-route' }))).toEqual(['other-1', 'web-1']);
+    expect((await w.mesh('default')).targetRefMatch('other-1')?.kinds.map((rules) => [rules.kind, rules.policies.map((policy) => policy.name)])).toEqual([
+      ['MeshHTTPRoute', ['web-route-v468x98d85zbzv78']],
+      ['MeshTimeout', ['web-timeout', 'route-timeout']],
+    ]);
+    expect(await tellsAfter(() => w.del({ type: 'MeshTimeout', mesh: 'default', name: 'web-timeout' }))).toEqual(['other-1']);
+    expect(await tellsAfter(() => w.put('MeshTrafficPermission', 'default', 'all', { targetRef: { kind: 'Mesh' }, from: [{ targetRef: { kind: 'Mesh' }, default: { action: 'Allow' } }] }))).toEqual(names.slice().sort());
+  });
+
+  it('renders the targetRef policies, and tells a proxy whose route sends to another service when its endpoints move', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web', ['backend']));
+    await w.put('Dataplane', 'default', 'backend-1', sidecar('10.0.0.3', 'backend'));
+    await w.put('Dataplane', 'default', 'canary-1', sidecar('10.0.0.4', 'canary'));
+    const route = { targetRef: { kind: 'MeshService', name: 'web' }, to: [{ targetRef: { kind: 'MeshService', name: 'backend' }, rules: [{ matches: [{ path: { value: '/', type: 'PathPrefix' } }], default: { backendRefs: [{ kind: 'MeshService', name: 'canary' }] } }] }] };
+    await w.put('MeshHTTPRoute', 'default', 'to-canary', route);
+    const listener = (await w.mesh('default')).proxyConfig('web-1')?.listeners.find((candidate) => candidate.name === 'outbound:127.0.0.1:10001');
+    expect(JSON.stringify(listener)).toContain('"cluster":"canary"');
+    const told: string[] = [];
+    w.service.watchProxy({ type: 'Dataplane', mesh: 'default', name: 'web-1' }, () => told.push('web-1'));
+    // web reaches canary only through the route: a new canary endpoint still changes its configuration.
+    await w.put('Dataplane', 'default', 'canary-2', sidecar('10.0.0.5', 'canary'));
+    await eventually(() => told.length > 0, 'web-1 to be told');
+    expect((await w.mesh('default')).proxyConfig('web-1')?.endpoints.find((assignment) => assignment.clusterName === 'canary')?.endpoints).toHaveLength(1);
+    expect(JSON.stringify((await w.mesh('default')).proxyConfig('web-1')?.endpoints)).toContain('10.0.0.5');
+  });
+
+  it('tells a follower when its dataplane appears and goes away, and when its metadata changes what is rendered', async () => {
+    const w = await newWorld();
+    await w.put('Mesh', '', 'default', { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
+    let calls = 0;
+    w.service.watchProxy({ type: 'Dataplane', mesh: 'default', name: 'web-1' }, () => calls++);
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web'));
+    await eventually(() => calls === 1, 'the creation to be told');
+    const mesh = await w.mesh('default');
+    expect(mesh.proxyConfig('web-1')?.secrets).toEqual([]);
+
+    const identity = { certificatePem: 'CERT', privateKeyPem: 'KEY', caPem: 'CA' };
+    w.service.setDataplaneMetadata('default', 'web-1', { adminPort: 9911, identity });
+    await eventually(() => calls === 2, 'the metadata change to be told');
+    const secrets = (await w.mesh('default')).proxyConfig('web-1')?.secrets ?? [];
+    expect(secrets.map((secret) => secret.name)).toEqual(['identity_cert:secret:default', 'mesh_ca:secret:default']);
+    expect((await w.mesh('default')).configDump('web-1')?.configs[0]).toMatchObject({ bootstrap: { node: { metadata: { 'dataplane.admin.port': '9911' } } } });
+
+    await w.del({ type: 'Dataplane', mesh: 'default', name: 'web-1' });
+    await eventually(() => calls === 3, 'the deletion to be told');
+    expect((await w.mesh('default')).proxyConfig('web-1')).toBeUndefined();
+  });
+
+  it('tells the followers of zone proxies and of a mesh when a change may alter them', async () => {
+    const w = await newWorld();
+    await w.put('ZoneIngress', '', 'ingress-1', { zone: LOCAL_ZONE, networking: { address: '10.0.0.9', port: 10001 } });
+    await w.service.settled();
+    expect(w.service.zoneIngressConfig('ingress-1')?.clusters.map((cluster) => cluster.name)).toEqual(['mesh:envoy:admin']);
+    let ingressCalls = 0;
+    let meshCalls = 0;
+    w.service.watchProxy({ type: 'ZoneIngress', mesh: '', name: 'ingress-1' }, () => ingressCalls++);
+    w.service.watchMesh('default', () => meshCalls++);
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web'));
+    await eventually(() => ingressCalls === 1 && meshCalls === 1, 'the zone ingress and mesh followers to be told');
+  });
+});

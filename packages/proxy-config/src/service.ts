@@ -1,17 +1,21 @@
 // Keeps every mesh's proxy configuration up to date from the store's change events. Changes are
 // collected as they are announced and applied in one batch before the next read; applying one
-// only drops the results it can alter, which are computed again when next read.
-import { dataplaneKind, externalServiceKind, isPolicyKind, meshKind, secretKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
+// only drops the results it can alter, which are computed again when next read. Whoever follows
+// a proxy (the xDS server) is told after each batch when its configuration may have changed.
+import { dataplaneKind, externalServiceKind, isPolicyKind, isTargetRefPolicyKind, meshKind, secretKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
 import type { ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import {
   type ConfigDump,
+  type ConfigDumpOptions,
   type ProxyConfig,
+  type ProxyMetadata,
   renderZoneEgressConfig,
   renderZoneEgressConfigDump,
   renderZoneIngressConfig,
   renderZoneIngressConfigDump,
   type ZoneEgressResource,
   type ZoneIngressResource,
+  type ZoneProxyMetadata,
 } from '@mesh/xds-renderer';
 import { MeshProxies, type WorkCounters, type ZoneProxies } from './mesh-proxies.js';
 import { FOLLOWED_TYPES, type Held, setHeld, zoneEgressOf, zoneIngressOf } from './resources.js';
@@ -26,9 +30,21 @@ export interface ProxyConfigServiceOptions {
 
 const keyText = (key: ResourceKey): string => `${key.type}\u0000${key.mesh}\u0000${key.name}`;
 
+/** A proxy by its resource: a Dataplane (of a mesh), a ZoneIngress or a ZoneEgress (mesh ''). */
+export interface ProxyKey {
+  readonly type: string;
+  readonly mesh: string;
+  readonly name: string;
+}
+
+/** Called when a followed proxy's configuration may have changed: read it again. */
+export type ProxyListener = () => void;
+
+const zoneProxyKey = (type: string, name: string): string => keyText({ type, mesh: '', name });
+
 export class ProxyConfigService {
   /** Matches and renders done so far, all meshes together. */
-  readonly counters: WorkCounters = { matched: 0, rendered: 0 };
+  readonly counters: WorkCounters = { matched: 0, rendered: 0, targetRefMatched: 0 };
   private readonly store: ResourceStore;
   private readonly onError: (error: unknown) => void;
   private readonly meshes = new Map<string, MeshProxies>();
@@ -41,6 +57,14 @@ export class ProxyConfigService {
   private applying: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private readonly zoneProxies: ZoneProxies;
+  private readonly zoneProxyMetadata = new Map<string, ZoneProxyMetadata>();
+  /** Followers of proxies, by proxy key text; and of whole meshes. */
+  private readonly proxyListeners = new Map<string, Set<ProxyListener>>();
+  private readonly meshListeners = new Map<string, Set<ProxyListener>>();
+  /** Zone proxies whose rendered configuration a batch dropped (and dataplanes of deleted meshes), meshes a batch changed anything in. */
+  private readonly touchedProxies = new Set<string>();
+  private readonly touchedMeshes = new Set<string>();
+  private settleScheduled = false;
 
   constructor(options: ProxyConfigServiceOptions) {
     this.store = options.store;
@@ -55,7 +79,9 @@ export class ProxyConfigService {
   /** Listens to changes, then reads every resource proxy configuration depends on. */
   async start(): Promise<void> {
     this.unsubscribe = this.store.onChange((change) => {
-      if (FOLLOWED_TYPES.has(change.type)) this.pending.set(keyText(change), { type: change.type, mesh: change.mesh, name: change.name });
+      if (!FOLLOWED_TYPES.has(change.type)) return;
+      this.pending.set(keyText(change), { type: change.type, mesh: change.mesh, name: change.name });
+      this.scheduleSettle();
     });
     // Meshes first (FOLLOWED_TYPES starts with them); writes made meanwhile are pending and read again.
     for (const type of FOLLOWED_TYPES) {
@@ -77,6 +103,53 @@ export class ProxyConfigService {
     return this.applying;
   }
 
+  /**
+   * Follows one proxy: `listener` is called after a batch of changes that may alter its rendered
+   * configuration (read before), that creates or deletes it, or that changes its metadata. Changes
+   * are applied without waiting for a read while anything is followed. Returns the unfollow.
+   */
+  watchProxy(key: ProxyKey, listener: ProxyListener): () => void {
+    return addListener(this.proxyListeners, keyText(key), listener);
+  }
+
+  /** Follows every change applied to a mesh (or to zone proxies, which every mesh may route through). */
+  watchMesh(mesh: string, listener: ProxyListener): () => void {
+    return addListener(this.meshListeners, mesh, listener);
+  }
+
+  /** A connected dataplane's node metadata and certificates, rendered into its configuration (undefined forgets them). */
+  setDataplaneMetadata(mesh: string, name: string, metadata: ProxyMetadata | undefined): void {
+    const proxies = metadata ? this.meshOf(mesh) : this.meshes.get(mesh);
+    proxies?.setProxyMetadata(name, metadata);
+    this.scheduleNotify();
+  }
+
+  /** A connected zone proxy's admin port and mesh certificates (undefined forgets them). */
+  setZoneProxyMetadata(type: string, name: string, metadata: ZoneProxyMetadata | undefined): void {
+    const key = zoneProxyKey(type, name);
+    if (this.zoneProxyMetadata.get(key) === metadata) return;
+    if (metadata) this.zoneProxyMetadata.set(key, metadata);
+    else this.zoneProxyMetadata.delete(key);
+    if (this.zoneProxyConfigs.delete(key)) this.touchedProxies.add(key);
+    this.scheduleNotify();
+  }
+
+  /** The rendered configuration of a zone ingress; undefined when there is none. */
+  zoneIngressConfig(name: string): ProxyConfig | undefined {
+    const ingress = this.zoneIngress(name);
+    if (!ingress) return undefined;
+    const key = zoneProxyKey(zoneIngressKind.name, name);
+    return this.zoneProxyConfig(key, () => renderZoneIngressConfig(ingress, this.meshContexts(), this.zoneProxyMetadata.get(key)));
+  }
+
+  /** The rendered configuration of a zone egress; undefined when there is none. */
+  zoneEgressConfig(name: string): ProxyConfig | undefined {
+    const egress = this.zoneEgress(name);
+    if (!egress) return undefined;
+    const key = zoneProxyKey(zoneEgressKind.name, name);
+    return this.zoneProxyConfig(key, () => renderZoneEgressConfig(egress, this.meshContexts(), this.zoneProxyMetadata.get(key)));
+  }
+
   /** An existing mesh's proxies. */
   mesh(name: string): MeshProxies | undefined {
     const mesh = this.meshes.get(name);
@@ -91,18 +164,23 @@ export class ProxyConfigService {
     return this.zoneEgresses.get(name)?.value;
   }
 
-  zoneIngressConfigDump(name: string): ConfigDump | undefined {
+  /** The `/xds` document of a zone ingress, from its rendered configuration (or the one given, as sent to it). */
+  zoneIngressConfigDump(name: string, options: ConfigDumpOptions = {}, sent?: ProxyConfig): ConfigDump | undefined {
     const ingress = this.zoneIngress(name);
-    if (!ingress) return undefined;
-    const config = this.zoneProxyConfig(`ingress/${name}`, () => renderZoneIngressConfig(ingress, this.meshContexts()));
-    return renderZoneIngressConfigDump(ingress, config);
+    const config = sent ?? this.zoneIngressConfig(name);
+    return ingress && config && renderZoneIngressConfigDump(ingress, config, this.withAdminPort(zoneIngressKind.name, name, options));
   }
 
-  zoneEgressConfigDump(name: string): ConfigDump | undefined {
+  /** The `/xds` document of a zone egress, from its rendered configuration (or the one given, as sent to it). */
+  zoneEgressConfigDump(name: string, options: ConfigDumpOptions = {}, sent?: ProxyConfig): ConfigDump | undefined {
     const egress = this.zoneEgress(name);
-    if (!egress) return undefined;
-    const config = this.zoneProxyConfig(`egress/${name}`, () => renderZoneEgressConfig(egress, this.meshContexts()));
-    return renderZoneEgressConfigDump(egress, config);
+    const config = sent ?? this.zoneEgressConfig(name);
+    return egress && config && renderZoneEgressConfigDump(egress, config, this.withAdminPort(zoneEgressKind.name, name, options));
+  }
+
+  private withAdminPort(type: string, name: string, options: ConfigDumpOptions): ConfigDumpOptions {
+    const adminPort = this.zoneProxyMetadata.get(zoneProxyKey(type, name))?.adminPort;
+    return adminPort === undefined ? options : { adminPort, ...options };
   }
 
   private zoneProxyConfig(key: string, render: () => ProxyConfig): ProxyConfig {
@@ -127,16 +205,65 @@ export class ProxyConfigService {
       const resources = await Promise.all(keys.map((key) => this.store.get(key)));
       keys.forEach((key, at) => this.apply(key, resources[at]));
     }
+    this.notify();
+  }
+
+  /** Applies pending changes soon when anyone follows a proxy, instead of at the next read. */
+  private scheduleSettle(): void {
+    if (this.settleScheduled || (this.proxyListeners.size === 0 && this.meshListeners.size === 0)) return;
+    this.settleScheduled = true;
+    setImmediate(() => {
+      this.settleScheduled = false;
+      void this.settled();
+    });
+  }
+
+  /** Tells followers about a metadata change outside a batch, once the current batch (if any) is applied. */
+  private scheduleNotify(): void {
+    void this.applying.then(() => this.notify());
+  }
+
+  /** Calls the followers of every proxy and mesh touched since the last call. */
+  private notify(): void {
+    const calls: ProxyListener[] = [];
+    const collect = (listeners: Set<ProxyListener> | undefined) => {
+      if (listeners) calls.push(...listeners);
+    };
+    for (const [meshName, mesh] of this.meshes) {
+      const touched = mesh.takeTouched();
+      if (touched.size > 0) this.touchedMeshes.add(meshName);
+      for (const name of touched) collect(this.proxyListeners.get(keyText({ type: dataplaneKind.name, mesh: meshName, name })));
+    }
+    for (const key of this.touchedProxies) collect(this.proxyListeners.get(key));
+    for (const mesh of this.touchedMeshes) collect(this.meshListeners.get(mesh));
+    this.touchedProxies.clear();
+    this.touchedMeshes.clear();
+    for (const listener of new Set(calls)) {
+      try {
+        listener();
+      } catch (error) {
+        this.onError(error);
+      }
+    }
   }
 
   /** Applies the stored state of one resource; undefined when it is gone. */
   private apply(key: ResourceKey, stored: StoredResource | undefined): void {
+    // Zone proxies read every mesh: any change drops them all.
+    for (const zoneProxy of this.zoneProxyConfigs.keys()) this.touchedProxies.add(zoneProxy);
     this.zoneProxyConfigs.clear();
+    if (key.type === meshKind.name || key.type === zoneIngressKind.name || key.type === zoneEgressKind.name) {
+      // A zone proxy itself appears or goes away; every mesh may route through zone proxies.
+      if (key.type !== meshKind.name) this.touchedProxies.add(zoneProxyKey(key.type, key.name));
+      for (const mesh of key.type === meshKind.name ? [key.name] : this.meshes.keys()) this.touchedMeshes.add(mesh);
+    } else {
+      this.touchedMeshes.add(key.mesh);
+    }
     switch (key.type) {
       case meshKind.name:
         if (stored) this.meshOf(key.name).setMesh(stored);
-        // Deleting a mesh deletes everything in it.
-        else this.meshes.delete(key.name);
+        // Deleting a mesh deletes everything in it: its proxies' followers learn they are gone.
+        else this.forgetMesh(key.name);
         return;
       case zoneIngressKind.name:
         if (setHeld(this.zoneIngresses, key.name, stored, zoneIngressOf)) for (const mesh of this.meshes.values()) mesh.zoneProxiesChanged('ingress');
@@ -152,6 +279,15 @@ export class ProxyConfigService {
     else if (key.type === externalServiceKind.name) mesh.setExternalService(key.name, stored);
     else if (key.type === secretKind.name) mesh.setSecret(key.name, stored);
     else if (isPolicyKind(key.type)) mesh.setPolicy(key.type, key.name, stored);
+    else if (isTargetRefPolicyKind(key.type)) mesh.setTargetRefPolicy(key.type, key.name, stored);
+  }
+
+  private forgetMesh(name: string): void {
+    const mesh = this.meshes.get(name);
+    if (!mesh) return;
+    this.meshes.delete(name);
+    for (const proxy of mesh.dataplaneNames()) mesh.setDataplane(proxy, undefined);
+    for (const proxy of mesh.takeTouched()) this.touchedProxies.add(keyText({ type: dataplaneKind.name, mesh: name, name: proxy }));
   }
 
   private meshOf(name: string): MeshProxies {
@@ -162,4 +298,14 @@ export class ProxyConfigService {
     }
     return mesh;
   }
+}
+
+function addListener(listeners: Map<string, Set<ProxyListener>>, key: string, listener: ProxyListener): () => void {
+  let set = listeners.get(key);
+  if (!set) listeners.set(key, (set = new Set()));
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (set.size === 0 && listeners.get(key) === set) listeners.delete(key);
+  };
 }

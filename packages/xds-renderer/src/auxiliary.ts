@@ -8,12 +8,8 @@ import { accessLog, httpConnectionManagerFilter, tcpProxy } from './filters.js';
 import { tlsInspector } from './inbound.js';
 import { ADMIN_NAME, METRICS_HIJACKER_NAME, passThroughNames, PROMETHEUS_LISTENER_NAME, tracingClusterName } from './names.js';
 import type { ProxyState } from './proxy-state.js';
+import { ORIGIN, type ResourceSet } from './resource-set.js';
 import { adminStaticMtls, downstreamMeshTls, tlsTransportSocket, upstreamExternalTls } from './tls.js';
-
-interface AuxiliaryResources {
-  readonly listeners: Listener[];
-  readonly clusters: Cluster[];
-}
 
 const ALLOWED_ADMIN_ADDRESSES = ['', '0.0.0.0', '127.0.0.1', '::', '::1'];
 
@@ -46,13 +42,13 @@ export const renderAdminCluster = (port: number): Cluster => staticCluster(ADMIN
  * Envoy's admin API: a cluster to reach it on loopback and, on the proxy's own address, a
  * listener exposing `/ready` in plain text and everything over mTLS to the control plane.
  */
-function renderAdmin(state: ProxyState, output: AuxiliaryResources): void {
+function renderAdmin(state: ProxyState, output: ResourceSet): void {
   const requested = state.metadata.adminAddress ?? '';
   if (!ALLOWED_ADMIN_ADDRESSES.includes(requested)) {
     throw new Error(`envoy admin cluster is not allowed to have addresses other than ${ALLOWED_ADMIN_ADDRESSES.map((a) => `"${a}"`).join(', ')}`);
   }
   const adminAddress = requested === '::' ? '::1' : requested === '' || requested === '0.0.0.0' ? '127.0.0.1' : requested;
-  output.clusters.push(staticCluster(ADMIN_NAME, adminAddress, state.adminPort, adminAddress.includes(':')));
+  output.addCluster(ORIGIN.admin, staticCluster(ADMIN_NAME, adminAddress, state.adminPort, adminAddress.includes(':')));
   const ownAddress = state.spec.networking?.address ?? '';
   // The admin API already listens on its loopback address and port.
   if (ownAddress === adminAddress) return;
@@ -67,7 +63,7 @@ function renderAdmin(state: ProxyState, output: AuxiliaryResources): void {
   }
   const listener = inboundStyleListener(ADMIN_NAME, ownAddress, state.adminPort, chains);
   listener.listenerFilters = [tlsInspector()];
-  output.listeners.push(listener);
+  output.addListener(ORIGIN.admin, listener);
 }
 
 interface PrometheusConf {
@@ -101,7 +97,7 @@ function usesInterface(state: ProxyState, address: string, port: number): boolea
 }
 
 /** `/metrics` on the proxy's address, served from the agent's merged metrics (unless a port clashes). */
-function renderPrometheus(state: ProxyState, output: AuxiliaryResources): void {
+function renderPrometheus(state: ProxyState, output: ResourceSet): void {
   const conf = prometheusConf(state);
   const address = state.spec.networking?.address ?? '';
   const port = conf?.port || 5670;
@@ -113,7 +109,7 @@ function renderPrometheus(state: ProxyState, output: AuxiliaryResources): void {
   hijacker.loadAssignment = { clusterName: METRICS_HIJACKER_NAME, endpoints: [{ lbEndpoints: [{ endpoint: { address: { pipe: { path: socketPath } } } }] }] };
   hijacker.altStatName = sanitizeMetric(METRICS_HIJACKER_NAME);
   hijacker.connectTimeout = '10s';
-  output.clusters.push(hijacker);
+  output.addCluster(ORIGIN.prometheus, hijacker);
 
   const query = [conf.envoy?.filterRegex ? `filter=${conf.envoy.filterRegex}` : '', conf.envoy?.usedOnly ? 'usedonly' : ''].filter(Boolean).join('&');
   const path = { path: conf.path || '/metrics', rewrite: `/${query ? `?${query}` : ''}`, cluster: METRICS_HIJACKER_NAME };
@@ -133,11 +129,11 @@ function renderPrometheus(state: ProxyState, output: AuxiliaryResources): void {
   } else {
     chains = [{ filters: endpoints() }];
   }
-  output.listeners.push(inboundStyleListener(PROMETHEUS_LISTENER_NAME, address, port, chains));
+  output.addListener(ORIGIN.prometheus, inboundStyleListener(PROMETHEUS_LISTENER_NAME, address, port, chains));
 }
 
 /** The collector of the TrafficTrace's backend (TLS for an https zipkin URL). */
-function renderTracingCluster(state: ProxyState, output: AuxiliaryResources): void {
+function renderTracingCluster(state: ProxyState, output: ResourceSet): void {
   const backend = state.tracingBackend;
   if (!backend) return;
   const conf = backend.conf ?? {};
@@ -159,11 +155,11 @@ function renderTracingCluster(state: ProxyState, output: AuxiliaryResources): vo
     const tls = { enabled: true, allowRenegotiation: true, skipHostnameVerification: false, serverName: '' };
     cluster.transportSocketMatches = [{ name: target.host, match: {}, transportSocket: tlsTransportSocket(upstreamExternalTls(target.host, tls)) }];
   }
-  output.clusters.push(cluster);
+  output.addCluster(ORIGIN.tracing, cluster);
 }
 
 /** Transparent proxying: whatever matches no outbound or inbound goes to its original destination. */
-function renderTransparentProxy(state: ProxyState, output: AuxiliaryResources): void {
+function renderTransparentProxy(state: ProxyState, output: ResourceSet): void {
   const redirect = state.spec.networking?.transparentProxying;
   if (!redirect?.redirectPortOutbound) return;
   const families: Array<[(typeof passThroughNames)[keyof typeof passThroughNames], number]> = [[passThroughNames.ipv4, redirect.redirectPortInbound ?? 0]];
@@ -171,7 +167,7 @@ function renderTransparentProxy(state: ProxyState, output: AuxiliaryResources): 
   const passThroughLog = state.policies.services.find((entry) => entry.service === PASS_THROUGH_SERVICE)?.trafficLog;
   const logBackend = passThroughLog && state.context.loggingBackend(passThroughLog.spec.conf?.backend);
   for (const [names, inboundPort] of families) {
-    if (state.context.passthrough) output.clusters.push(passThroughCluster(names.outbound));
+    if (state.context.passthrough) output.addCluster(ORIGIN.transparent, passThroughCluster(names.outbound));
     const outboundProxy = tcpProxy(names.outbound, [{ name: names.outbound, weight: 0 }]);
     const log =
       logBackend &&
@@ -188,7 +184,7 @@ function renderTransparentProxy(state: ProxyState, output: AuxiliaryResources): 
         'network',
       );
     if (log) outboundProxy.accessLog = [log];
-    output.listeners.push({
+    output.addListener(ORIGIN.transparent, {
       '@type': TYPE.listener,
       name: names.outbound,
       address: socketAddress(names.any, redirect.redirectPortOutbound),
@@ -198,19 +194,18 @@ function renderTransparentProxy(state: ProxyState, output: AuxiliaryResources): 
     });
     const inboundCluster = passThroughCluster(names.inbound);
     configureUpstreamBind(inboundCluster, names.inboundSource);
-    output.clusters.push(inboundCluster);
+    output.addCluster(ORIGIN.transparent, inboundCluster);
     const inboundProxy = tcpProxy(names.inbound, [{ name: names.inbound, weight: 0 }]);
     const listener = inboundStyleListener(names.inbound, names.any, inboundPort, [{ filters: [typedExtension(FILTER.tcpProxy, inboundProxy)] }]);
     listener.useOriginalDst = true;
-    output.listeners.push(listener);
+    output.addListener(ORIGIN.transparent, listener);
   }
 }
 
-export function renderAuxiliary(state: ProxyState): AuxiliaryResources {
-  const output: AuxiliaryResources = { listeners: [], clusters: [] };
+/** Adds the admin, prometheus, transparent proxying and tracing resources to the proxy's set. */
+export function renderAuxiliary(state: ProxyState, output: ResourceSet): void {
   renderAdmin(state, output);
   renderPrometheus(state, output);
   renderTransparentProxy(state, output);
   renderTracingCluster(state, output);
-  return output;
 }

@@ -53,7 +53,7 @@ export function staticCluster(name: string, address: string, port: number, ipv6 
 }
 
 /** Edits the cluster's upstream HTTP options, creating them on first use. */
-function httpProtocolOptions(cluster: Cluster): JsonObject {
+export function httpProtocolOptions(cluster: Cluster): JsonObject {
   const extensions = (cluster.typedExtensionProtocolOptions ??= {}) as Record<string, TypedObject>;
   return (extensions[HTTP_PROTOCOL_OPTIONS_KEY] ??= { '@type': TYPE.httpProtocolOptions });
 }

@@ -207,9 +207,9 @@ export function retryPolicy(retry: PolicyOf<'Retry'> | undefined, protocol: Prot
 
 // --- TrafficLog ----------------------------------------------------------------------------
 
-const DEFAULT_HTTP_LOG_FORMAT =
+export const DEFAULT_HTTP_LOG_FORMAT =
   '[%START_TIME%] %MESH_MESH% "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE% %RESPONSE_FLAGS% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-B3-TRACEID?X-DATADOG-TRACEID)%" "%REQ(X-REQUEST-ID)%" "%REQ(:AUTHORITY)%" "%MESH_SOURCE_SERVICE%" "%MESH_DESTINATION_SERVICE%" "%MESH_SOURCE_ADDRESS_WITHOUT_PORT%" "%UPSTREAM_HOST%"';
-const DEFAULT_NETWORK_LOG_FORMAT =
+export const DEFAULT_NETWORK_LOG_FORMAT =
   '[%START_TIME%] %RESPONSE_FLAGS% %MESH_MESH% %MESH_SOURCE_ADDRESS_WITHOUT_PORT%(%MESH_SOURCE_SERVICE%)->%UPSTREAM_HOST%(%MESH_DESTINATION_SERVICE%) took %DURATION%ms, sent %BYTES_SENT% bytes, received: %BYTES_RECEIVED% bytes';
 
 /** Who logs what: the values of the mesh's own format variables. */
@@ -227,7 +227,8 @@ export interface AccessLogSubject {
 // `%MESH_*%` variables, also spelled `%KUMA_*%` as in formats written for the reference.
 const FORMAT_VARIABLE = /%(?:MESH|KUMA)_(MESH|SOURCE_ADDRESS_WITHOUT_PORT|SOURCE_ADDRESS|SOURCE_SERVICE|DESTINATION_SERVICE|TRAFFIC_DIRECTION)%/g;
 
-function interpolate(format: string, subject: AccessLogSubject): string {
+/** A log format with the mesh's own variables filled in for the subject. */
+export function interpolateLogFormat(format: string, subject: AccessLogSubject): string {
   const values: Record<string, string> = {
     MESH: subject.mesh,
     SOURCE_ADDRESS: joinHostPort(subject.sourceAddress, 0),
@@ -244,7 +245,7 @@ function interpolate(format: string, subject: AccessLogSubject): string {
  * the agent's socket, which forwards it.
  */
 export function accessLog(backend: LoggingBackend, subject: AccessLogSubject, kind: 'http' | 'network'): JsonObject | undefined {
-  const format = interpolate(`${backend.format || (kind === 'http' ? DEFAULT_HTTP_LOG_FORMAT : DEFAULT_NETWORK_LOG_FORMAT)}\n`, subject);
+  const format = interpolateLogFormat(`${backend.format || (kind === 'http' ? DEFAULT_HTTP_LOG_FORMAT : DEFAULT_NETWORK_LOG_FORMAT)}\n`, subject);
   const conf = backend.conf ?? {};
   let path: string;
   let line: string;

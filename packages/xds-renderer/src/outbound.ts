@@ -31,10 +31,10 @@ import {
   tcpProxy,
   tracing,
 } from './filters.js';
-import { buildLoadAssignment, type Endpoint, splitHostPort } from './mesh-context.js';
+import { buildLoadAssignment, splitHostPort } from './mesh-context.js';
 import { destinationClusterName, MESH_TAG, outboundListenerName, outboundRouteName, serializeTagsHeader, sniFromTags, TAGS_HEADER, tagsWithout } from './names.js';
-import { commonProtocolOf, type Protocol } from './protocol.js';
-import type { ProxyState } from './proxy-state.js';
+import type { Protocol } from './protocol.js';
+import { isExternalService, protocolOfServices, type ProxyState } from './proxy-state.js';
 import { tlsTransportSocket, upstreamExternalTls, upstreamMeshTls } from './tls.js';
 
 /** The service name zone egresses present in their certificates. */
@@ -70,61 +70,98 @@ interface ReachedService {
   external: boolean;
 }
 
+/** Where a cluster sends traffic: a service, or the subset of its endpoints with some tags. */
+export interface ClusterTarget {
+  readonly name: string;
+  readonly service: string;
+  /** The tags the endpoints must have (the service's among them), `mesh.io/mesh` aside. */
+  readonly tags: TagMap;
+  /** Set when the destination lives in another mesh. */
+  readonly otherMesh: string | undefined;
+}
+
+/**
+ * A cluster of a service as any generator of the outbound side builds it, before policies: EDS
+ * (mesh services, external services through a zone egress) with mesh mTLS, or the endpoints of
+ * an external service given inline with their TLS; HTTP/2 inside the mesh.
+ */
+export function renderServiceCluster(state: ProxyState, target: ClusterTarget, external: boolean, protocol: Protocol): Cluster {
+  const context = state.context;
+  const cluster = newCluster(target.name);
+  if (external) {
+    if (context.zoneEgressEnabled) {
+      configureEds(cluster);
+      configureMeshTls(state, cluster, target, ZONE_EGRESS_SERVICE);
+    } else {
+      const endpoints = state.externalEndpoints.get(target.service) ?? [];
+      configureProvidedEndpoints(cluster, endpoints, state.ipv6);
+      const matches = endpoints
+        .filter((endpoint) => endpoint.externalService?.enabled)
+        .map((endpoint) => ({
+          name: endpoint.address,
+          match: tagsWithout(endpoint.tags, SERVICE_TAG),
+          transportSocket: tlsTransportSocket(upstreamExternalTls(endpoint.address, endpoint.externalService ?? NO_EXTERNAL_TLS)),
+        }));
+      if (matches.length > 0) cluster.transportSocketMatches = matches;
+    }
+    configureUpstreamHttpFor(cluster, protocol);
+  } else {
+    configureEds(cluster);
+    configureUpstreamHttp(cluster, 'http2');
+    // Clusters of other meshes need those meshes' CAs, which this mesh's state does not hold.
+    if (target.otherMesh === undefined) configureMeshTls(state, cluster, target, target.service);
+  }
+  return cluster;
+}
+
+/** mTLS toward the destination when the mesh has it (in PERMISSIVE mode only to TLS-ready services). */
+function configureMeshTls(state: ProxyState, cluster: Cluster, target: ClusterTarget, upstreamService: string): void {
+  const context = state.context;
+  if (!context.mtls) return;
+  if (context.mtls.mode === 'PERMISSIVE' && !context.tlsReadyServices.has(target.service)) return;
+  const sni = sniFromTags({ ...target.tags, mesh: context.name });
+  cluster.transportSocket = tlsTransportSocket(upstreamMeshTls(context.name, upstreamService, sni));
+}
+
+/** The ClusterLoadAssignment of a cluster sent over EDS: shared between proxies, read-only. */
+export const serviceLoadAssignment = (state: ProxyState, target: ClusterTarget): ClusterLoadAssignment =>
+  target.otherMesh === undefined
+    ? state.context.loadAssignment(target.name, target.tags)
+    : // Other meshes' endpoints are not part of this mesh's state.
+      buildLoadAssignment(target.name, []);
+
+export interface OutboundOptions {
+  /** HTTP and HTTP/2 outbounds are left to MeshHTTPRoute, which renders them when any of its rules apply to the proxy. */
+  readonly skipHttp?: boolean;
+}
+
 /** Renders the outbound side of a proxy. */
 class OutboundRenderer {
   private readonly reached = new Map<string, ReachedService>();
   private readonly servicePolicies: ReadonlyMap<string, ServiceMatch>;
-  /** Endpoints of the external services this proxy may reach directly (without zone egress). */
-  private readonly externalEndpoints = new Map<string, Endpoint[]>();
 
-  constructor(private readonly state: ProxyState) {
+  constructor(
+    private readonly state: ProxyState,
+    private readonly options: OutboundOptions,
+  ) {
     this.servicePolicies = new Map(state.policies.services.map((entry) => [entry.service, entry]));
-    const context = state.context;
-    if (!context.zoneEgressEnabled) {
-      for (const { externalService } of state.policies.externalServices) {
-        const endpoint = context.externalServiceEndpoint(externalService);
-        if (!endpoint) continue;
-        const service = externalService.spec.tags?.[SERVICE_TAG] ?? '';
-        const list = this.externalEndpoints.get(service);
-        if (list) list.push(endpoint);
-        else this.externalEndpoints.set(service, [endpoint]);
-      }
-    }
   }
 
   render(): { listeners: Listener[]; clusters: Cluster[]; endpoints: ClusterLoadAssignment[] } {
-    const listeners = this.state.policies.outbounds.map((outbound) => this.listener(outbound));
+    const listeners = this.state.policies.outbounds.flatMap((outbound) => this.listener(outbound) ?? []);
     const clusters: Cluster[] = [];
     const endpoints: ClusterLoadAssignment[] = [];
     for (const service of [...this.reached.keys()].sort()) {
       const reached = this.reached.get(service);
       if (!reached) continue;
-      const protocol = this.protocolOf([service]);
+      const protocol = protocolOfServices(this.state, [service]);
       for (const destination of reached.destinations.values()) {
         clusters.push(this.cluster(destination, reached.external, protocol));
         if (reached.external && !this.state.context.zoneEgressEnabled) continue;
-        endpoints.push(
-          destination.otherMesh === undefined
-            ? this.state.context.loadAssignment(destination.name, destination.tags)
-            : // Other meshes' endpoints are not part of this mesh's state.
-              buildLoadAssignment(destination.name, []),
-        );
+        endpoints.push(serviceLoadAssignment(this.state, destination));
       }
     }
     return { listeners, clusters, endpoints };
-  }
-
-  /** All endpoints of the services (not only those a destination selects) decide the protocol. */
-  private protocolOf(services: Iterable<string>): Protocol {
-    const endpoints: Endpoint[] = [];
-    for (const service of services) {
-      endpoints.push(...(this.state.context.endpointsByService.get(service) ?? []), ...(this.externalEndpoints.get(service) ?? []));
-    }
-    return commonProtocolOf(endpoints);
-  }
-
-  private isExternal(service: string): boolean {
-    return this.state.context.endpointsByService.get(service)?.[0]?.externalService !== undefined || this.externalEndpoints.has(service);
   }
 
   private destinationsOf(split: readonly TrafficRouteSplit[], outbound: OutboundMatch, conf: TrafficRouteConf): Destination[] {
@@ -139,7 +176,7 @@ class OutboundRenderer {
         service,
         tags: tagsWithout(tags, MESH_TAG),
         weight: entry.weight,
-        external: this.isExternal(service),
+        external: isExternalService(this.state, service),
         otherMesh: tags[MESH_TAG],
         timeout: outbound.timeout?.spec.conf,
         loadBalancer: conf.loadBalancer,
@@ -163,17 +200,19 @@ class OutboundRenderer {
     return routes;
   }
 
-  private listener(outbound: OutboundMatch): Listener {
+  /** The outbound's listener; undefined when MeshHTTPRoute renders it instead. */
+  private listener(outbound: OutboundMatch): Listener | undefined {
     const { host, port } = splitHostPort(outbound.name) ?? { host: '', port: 0 };
     const routes = this.routesOf(outbound);
     const destinations = routes.flatMap((route) => route.destinations);
+    const protocol = protocolOfServices(this.state, new Set(destinations.map((destination) => destination.service)));
+    if (this.options.skipHttp && (protocol === 'http' || protocol === 'http2')) return undefined;
     for (const destination of destinations) {
       let reached = this.reached.get(destination.service);
       if (!reached) this.reached.set(destination.service, (reached = { destinations: new Map(), external: false }));
       reached.destinations.set(destination.name, destination);
       reached.external ||= destination.external;
     }
-    const protocol = this.protocolOf(new Set(destinations.map((destination) => destination.service)));
     const listener: Listener = {
       '@type': TYPE.listener,
       name: outboundListenerName(host, port),
@@ -265,48 +304,14 @@ class OutboundRenderer {
   }
 
   private cluster(destination: Destination, external: boolean, protocol: Protocol): Cluster {
-    const state = this.state;
-    const context = state.context;
     const policies = this.servicePolicies.get(destination.service);
-    const cluster = newCluster(destination.name);
+    const cluster = renderServiceCluster(this.state, destination, external, protocol);
     configureClusterTimeouts(cluster, destination.timeout, protocol);
     configureCircuitBreakers(cluster, policies?.circuitBreaker?.spec.conf);
     configureOutlierDetection(cluster, policies?.circuitBreaker?.spec.conf);
     configureHealthCheck(cluster, policies?.healthCheck?.spec.conf, protocol);
-    if (external) {
-      if (context.zoneEgressEnabled) {
-        configureEds(cluster);
-        this.configureMeshTls(cluster, destination, ZONE_EGRESS_SERVICE);
-      } else {
-        const endpoints = this.externalEndpoints.get(destination.service) ?? [];
-        configureProvidedEndpoints(cluster, endpoints, state.ipv6);
-        const matches = endpoints
-          .filter((endpoint) => endpoint.externalService?.enabled)
-          .map((endpoint) => ({
-            name: endpoint.address,
-            match: tagsWithout(endpoint.tags, SERVICE_TAG),
-            transportSocket: tlsTransportSocket(upstreamExternalTls(endpoint.address, endpoint.externalService ?? NO_EXTERNAL_TLS)),
-          }));
-        if (matches.length > 0) cluster.transportSocketMatches = matches;
-      }
-      configureUpstreamHttpFor(cluster, protocol);
-    } else {
-      configureEds(cluster);
-      configureLoadBalancer(cluster, destination.loadBalancer);
-      configureUpstreamHttp(cluster, 'http2');
-      // Clusters of other meshes need those meshes' CAs, which this mesh's state does not hold.
-      if (destination.otherMesh === undefined) this.configureMeshTls(cluster, destination, destination.service);
-    }
+    if (!external) configureLoadBalancer(cluster, destination.loadBalancer);
     return cluster;
-  }
-
-  /** mTLS toward the destination when the mesh has it (in PERMISSIVE mode only to TLS-ready services). */
-  private configureMeshTls(cluster: Cluster, destination: Destination, upstreamService: string): void {
-    const context = this.state.context;
-    if (!context.mtls) return;
-    if (context.mtls.mode === 'PERMISSIVE' && !context.tlsReadyServices.has(destination.service)) return;
-    const sni = sniFromTags({ ...destination.tags, mesh: context.name });
-    cluster.transportSocket = tlsTransportSocket(upstreamMeshTls(context.name, upstreamService, sni));
   }
 }
 
@@ -347,4 +352,4 @@ function routeMatch(match: HttpRoute['match']): JsonObject {
   return result;
 }
 
-export const renderOutbounds = (state: ProxyState): ReturnType<OutboundRenderer['render']> => new OutboundRenderer(state).render();
+export const renderOutbounds = (state: ProxyState, options: OutboundOptions = {}): ReturnType<OutboundRenderer['render']> => new OutboundRenderer(state, options).render();

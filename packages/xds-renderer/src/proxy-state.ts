@@ -2,7 +2,8 @@
 // control plane (node metadata) and what the generators derive from them.
 import { type DataplaneSpec, SERVICE_TAG, type TagMap, dataplaneTagSets } from '@mesh/model';
 import type { DataplaneResource, MatchedPolicies } from '@mesh/policy-matcher';
-import type { MeshContext, TracingBackend } from './mesh-context.js';
+import type { Endpoint, MeshContext, TracingBackend } from './mesh-context.js';
+import { commonProtocolOf, type Protocol } from './protocol.js';
 import type { CertificatePair, MeshIdentity } from './tls.js';
 
 /** What the proxy's agent reports in its node metadata, and certificates the control plane issued. */
@@ -43,7 +44,37 @@ export interface ProxyState {
   readonly transparentProxying: boolean;
   readonly tracingBackend: TracingBackend | undefined;
   readonly accessLogSocketPath: string;
+  /** Endpoints of the external services this proxy may reach directly (without zone egress), by service. */
+  readonly externalEndpoints: ReadonlyMap<string, readonly Endpoint[]>;
 }
+
+/** Endpoints of the external services a permission opens to the proxy, when they are reached directly. */
+function externalEndpointsOf(context: MeshContext, policies: MatchedPolicies): Map<string, Endpoint[]> {
+  const endpoints = new Map<string, Endpoint[]>();
+  if (context.zoneEgressEnabled) return endpoints;
+  for (const { externalService } of policies.externalServices) {
+    const endpoint = context.externalServiceEndpoint(externalService);
+    if (!endpoint) continue;
+    const service = externalService.spec.tags?.[SERVICE_TAG] ?? '';
+    const list = endpoints.get(service);
+    if (list) list.push(endpoint);
+    else endpoints.set(service, [endpoint]);
+  }
+  return endpoints;
+}
+
+/** The protocol every endpoint of the services speaks, external ones included. */
+export function protocolOfServices(state: ProxyState, services: Iterable<string>): Protocol {
+  const endpoints: Endpoint[] = [];
+  for (const service of services) {
+    endpoints.push(...(state.context.endpointsByService.get(service) ?? []), ...(state.externalEndpoints.get(service) ?? []));
+  }
+  return commonProtocolOf(endpoints);
+}
+
+/** Whether a service is an external service (reached directly or through a zone egress). */
+export const isExternalService = (state: ProxyState, service: string): boolean =>
+  state.context.endpointsByService.get(service)?.[0]?.externalService !== undefined || state.externalEndpoints.has(service);
 
 export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource, policies: MatchedPolicies, metadata: ProxyMetadata): ProxyState {
   const spec = dataplane.spec;
@@ -66,5 +97,6 @@ export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource,
     transparentProxying: Boolean(networking?.transparentProxying?.redirectPortInbound && networking.transparentProxying.redirectPortOutbound),
     tracingBackend: trace ? context.tracingBackend(trace.spec.conf?.backend) : undefined,
     accessLogSocketPath: metadata.accessLogSocketPath ?? `/tmp/mesh-al-${dataplane.name}-${dataplane.mesh}.sock`,
+    externalEndpoints: externalEndpointsOf(context, policies),
   };
 }

@@ -1,12 +1,15 @@
 // A sidecar's whole configuration (§4.1 step 3): the generators of the `default-proxy` profile
-// over one prepared mesh context.
-import { type DataplaneResource, type MatchedPolicies, matchPolicies } from '@mesh/policy-matcher';
+// over one prepared mesh context, then the targetRef policies in the reference's order
+// (docs/policies.md, What each policy does to the proxy).
+import { type DataplaneResource, type MatchedPolicies, matchPolicies, type TargetRefMatch, targetRefRulesOf } from '@mesh/policy-matcher';
 import { renderAuxiliary } from './auxiliary.js';
 import type { Cluster, ClusterLoadAssignment, Listener, Secret, TypedObject } from './envoy.js';
 import { renderInbounds } from './inbound.js';
 import type { MeshContext } from './mesh-context.js';
 import { renderOutbounds } from './outbound.js';
+import { applyTargetRefPolicies } from './plugins/index.js';
 import { type ProxyMetadata, proxyStateOf } from './proxy-state.js';
+import { ORIGIN, ResourceSet } from './resource-set.js';
 import { meshSecrets } from './tls.js';
 
 /** The resources of one proxy by xDS type, each list in name order. */
@@ -25,30 +28,34 @@ export interface ProxyInput {
   readonly dataplane: DataplaneResource;
   /** The policies `matchPolicies` picked for the dataplane; matched here against the context when absent. */
   readonly policies?: MatchedPolicies;
+  /** The targetRef policies selecting the dataplane and their rules (`matchTargetRefPolicies`); none when absent. */
+  readonly targetRef?: TargetRefMatch;
   readonly metadata?: ProxyMetadata;
-}
-
-/** One resource per name (a later one replaces an earlier), in name order. */
-function byName<T>(resources: Iterable<T>, nameOf: (resource: T) => string): T[] {
-  const unique = new Map<string, T>();
-  for (const resource of resources) unique.set(nameOf(resource), resource);
-  return [...unique.keys()].sort().map((name) => unique.get(name) as T);
 }
 
 /** Renders a sidecar's (or delegated gateway's) Envoy resources. */
 export function renderProxyConfig(input: ProxyInput): ProxyConfig {
-  const { context, dataplane } = input;
+  const { context, dataplane, targetRef } = input;
   const policies = input.policies ?? matchPolicies(dataplane, context.policies);
   const metadata = input.metadata ?? {};
   const state = proxyStateOf(context, dataplane, policies, metadata);
-  const auxiliary = renderAuxiliary(state);
+  const resources = new ResourceSet();
+  renderAuxiliary(state, resources);
   const inbound = renderInbounds(state);
-  const outbound = renderOutbounds(state);
+  for (const listener of inbound.listeners) resources.addListener(ORIGIN.inbound, listener);
+  for (const cluster of inbound.clusters) resources.addCluster(ORIGIN.inbound, cluster);
+  // Any rule of a MeshHTTPRoute for the proxy hands its HTTP outbounds to the route (as the reference does).
+  const httpRoutes = targetRef && targetRefRulesOf(targetRef, 'MeshHTTPRoute');
+  const outbound = renderOutbounds(state, { skipHttp: (httpRoutes?.to.length ?? 0) > 0 });
+  for (const listener of outbound.listeners) resources.addListener(ORIGIN.outbound, listener);
+  for (const cluster of outbound.clusters) resources.addCluster(ORIGIN.outbound, cluster);
+  for (const assignment of outbound.endpoints) resources.addEndpoints(ORIGIN.outbound, assignment);
+  if (targetRef && targetRef.kinds.length > 0) applyTargetRefPolicies({ state, resources, match: targetRef });
   const secrets = context.mtls && metadata.identity ? meshSecrets(context.name, metadata.identity) : [];
   return {
-    listeners: byName([...auxiliary.listeners, ...inbound.listeners, ...outbound.listeners], (listener) => listener.name),
-    clusters: byName([...auxiliary.clusters, ...inbound.clusters, ...outbound.clusters], (cluster) => cluster.name),
-    endpoints: byName(outbound.endpoints, (assignment) => assignment.clusterName),
+    listeners: resources.listeners.sorted(),
+    clusters: resources.clusters.sorted(),
+    endpoints: resources.endpoints.sorted(),
     routes: [],
     secrets,
   };

@@ -1,11 +1,11 @@
-// Property tests over generated meshes: every cluster a listener or route names exists, every
-// endpoint set belongs to an EDS cluster (and each EDS cluster has one), and Envoy's message
-// definitions accept everything.
+// Property tests over generated meshes (with targetRef routes, access logs and traces or not):
+// every cluster a listener or route names exists, every endpoint set belongs to an EDS cluster
+// (and each EDS cluster has one), and Envoy's message definitions accept everything.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue, TypedObject } from './envoy.js';
 import { renderProxyConfig, type ProxyConfig } from './proxy.js';
-import { dataplane, externalService, meshContextOf, meshSpec, policy } from './test-fixtures.js';
+import { dataplane, externalService, meshContextOf, meshSpec, policy, targetRefMatchOf, targetRefPolicy } from './test-fixtures.js';
 import { envoySchemaErrors } from './testing/envoy-schema.js';
 
 const SERVICES = ['web', 'backend', 'redis', 'payments', 'search'];
@@ -26,6 +26,14 @@ const routeArb = fc.record({
   withHttpRoute: fc.boolean(),
 });
 
+/** A MeshHTTPRoute or MeshTCPRoute rule for a destination: its backends, and a mirror. */
+const targetRefRouteArb = fc.record({
+  kind: fc.constantFrom('MeshHTTPRoute', 'MeshTCPRoute'),
+  to: fc.constantFrom(...SERVICES, 'httpbin'),
+  backends: fc.array(fc.record({ service: fc.constantFrom(...SERVICES, 'httpbin'), version: fc.option(fc.constantFrom(...VERSIONS), { nil: undefined }), weight: fc.integer({ min: 0, max: 100 }) }), { minLength: 1, maxLength: 3 }),
+  mirror: fc.option(fc.constantFrom(...SERVICES), { nil: undefined }),
+});
+
 const meshArb = fc.record({
   instances: fc.array(instanceArb, { minLength: 1, maxLength: 8 }),
   outbounds: fc.uniqueArray(fc.constantFrom(...SERVICES, 'httpbin', 'nowhere'), { minLength: 1, maxLength: 5 }),
@@ -34,6 +42,8 @@ const meshArb = fc.record({
   zoneEgress: fc.boolean(),
   transparent: fc.boolean(),
   withPolicies: fc.boolean(),
+  targetRefRoutes: fc.array(targetRefRouteArb, { maxLength: 3 }),
+  withTargetRefObservability: fc.boolean(),
 });
 
 type MeshCase = typeof meshArb extends fc.Arbitrary<infer T> ? T : never;
@@ -93,7 +103,26 @@ function render(meshCase: MeshCase): ProxyConfig {
     policies: { TrafficRoute: routes, ...policies },
     extra: { zoneEgresses: [{ name: 'egress', spec: { zone: undefined, networking: { address: '10.0.9.1', port: 10002, admin: undefined } } }] },
   });
-  return renderProxyConfig({ context, dataplane: client });
+  const backendRefsOf = (route: MeshCase['targetRefRoutes'][number]) =>
+    route.backends.map(({ service, version, weight }) => (version ? { kind: 'MeshServiceSubset', name: service, tags: { version }, weight } : { kind: 'MeshService', name: service, weight }));
+  const destination = (route: MeshCase['targetRefRoutes'][number]) => ({ kind: 'MeshService', name: route.to });
+  const httpRoutes = meshCase.targetRefRoutes.flatMap((route, index) => {
+    if (route.kind !== 'MeshHTTPRoute') return [];
+    const filters = route.mirror ? [{ type: 'RequestMirror', requestMirror: { backendRef: { kind: 'MeshService', name: route.mirror } } }] : [];
+    const rule = { matches: [{ path: { type: 'PathPrefix', value: '/api' } }], default: { backendRefs: backendRefsOf(route), filters } };
+    return [targetRefPolicy('MeshHTTPRoute', `mhr-${index}`, { targetRef: { kind: 'Mesh' }, to: [{ targetRef: destination(route), rules: [rule] }] })];
+  });
+  const tcpRoutes = meshCase.targetRefRoutes.flatMap((route, index) =>
+    route.kind === 'MeshTCPRoute' ? [targetRefPolicy('MeshTCPRoute', `mtr-${index}`, { targetRef: { kind: 'Mesh' }, to: [{ targetRef: destination(route), rules: [{ default: { backendRefs: backendRefsOf(route) } }] }] })] : [],
+  );
+  const observability = meshCase.withTargetRefObservability
+    ? {
+        MeshAccessLog: [targetRefPolicy('MeshAccessLog', 'logs', { targetRef: { kind: 'Mesh' }, to: [{ targetRef: { kind: 'Mesh' }, default: { backends: [{ type: 'OpenTelemetry', openTelemetry: { endpoint: 'otel:4317' } }] } }] })],
+        MeshTrace: [targetRefPolicy('MeshTrace', 'trace', { targetRef: { kind: 'Mesh' }, default: { backends: [{ type: 'OpenTelemetry', openTelemetry: { endpoint: 'otel:4317' } }] } })],
+      }
+    : {};
+  const targetRef = targetRefMatchOf(context, client, { MeshHTTPRoute: httpRoutes, MeshTCPRoute: tcpRoutes, ...observability });
+  return renderProxyConfig({ context, dataplane: client, targetRef });
 }
 
 /** Cluster names a resource refers to: route and TCP proxy targets, weighted clusters, tracing collectors. */
@@ -102,6 +131,7 @@ function referencedClusters(value: JsonValue | undefined, found: Set<string>): S
   else if (value && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       if ((key === 'cluster' || key === 'collectorCluster') && typeof item === 'string') found.add(item);
+      else if (key === 'envoyGrpc' && item && typeof item === 'object' && !Array.isArray(item) && typeof item.clusterName === 'string') found.add(item.clusterName);
       else if (key === 'weightedClusters' && item && typeof item === 'object' && !Array.isArray(item)) {
         for (const weighted of (item.clusters as Array<{ name: string }> | undefined) ?? []) found.add(weighted.name);
       } else referencedClusters(item, found);

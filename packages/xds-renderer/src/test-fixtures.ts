@@ -1,7 +1,21 @@
 // Builders for the tests: resources decoded from request bodies exactly as the API stores them.
 import { applyMeshDefaults, decodeSpec, getKind, type MeshSpec } from '@mesh/model';
-import type { DataplaneResource, ExternalServiceResource, PoliciesByKind, PolicyKind, PolicyOf, PolicySpecs } from '@mesh/policy-matcher';
-import { type MeshState, prepareMeshContext, type ZoneEgressResource, type ZoneIngressResource } from './mesh-context.js';
+import {
+  type DataplaneResource,
+  type ExternalServiceResource,
+  matchTargetRefPolicies,
+  type PoliciesByKind,
+  type PolicyKind,
+  type PolicyOf,
+  type PolicySpecs,
+  type TargetRefMatch,
+  type TargetRefPoliciesByKind,
+  type TargetRefPolicyKind,
+  type TargetRefPolicyOf,
+  type TargetRefPolicySpecs,
+  targetRefProxyOf,
+} from '@mesh/policy-matcher';
+import { type MeshContext, type MeshState, prepareMeshContext, type ZoneEgressResource, type ZoneIngressResource } from './mesh-context.js';
 
 export const T0 = '2023-11-20T10:00:00.000Z';
 
@@ -15,6 +29,15 @@ function decoded<Spec>(kindName: string, body: object): Spec {
 export function policy<K extends PolicyKind>(kind: K, name: string, body: object, creationTime = T0): PolicyOf<K> {
   return { mesh: 'default', name, creationTime, modificationTime: creationTime, spec: decoded<PolicySpecs[K]>(kind, body) };
 }
+
+/** A targetRef policy from its spec (what a body carries under `spec`). */
+export function targetRefPolicy<K extends TargetRefPolicyKind>(kind: K, name: string, spec: object): TargetRefPolicyOf<K> {
+  return { mesh: 'default', name, creationTime: T0, modificationTime: T0, spec: decoded<TargetRefPolicySpecs[K]>(kind, spec) };
+}
+
+/** The targetRef policies selecting a dataplane of the context and their rules, as the control plane matches them. */
+export const targetRefMatchOf = (context: MeshContext, dataplane: DataplaneResource, policies: TargetRefPoliciesByKind): TargetRefMatch =>
+  matchTargetRefPolicies(targetRefProxyOf(dataplane, context.policies), { mesh: 'default', policies });
 
 export const dataplane = (name: string, networking: object, extra: object = {}): DataplaneResource => ({
   mesh: 'default',

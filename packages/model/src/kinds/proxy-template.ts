@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LineCounter, parseDocument } from 'yaml';
 import { defineKind } from '../kind.js';
+import { goJsonType, parseEnvoyConfig } from '../validation/envoy-config.js';
 import { validateSelectors } from '../validation/tags.js';
 import { fieldPath, indexPath, Violations } from '../validation/violations.js';
 import { list, message, str, stringMap } from '../wire.js';
@@ -60,30 +60,6 @@ const FILTER_MATCH_NAME_REQUIRED: Record<string, string> = {
 
 const invalidOperation = (operations: readonly string[]) =>
   `invalid operation. Available operations: ${operations.map((op) => JSON.stringify(op)).join(', ')}`;
-
-/** Reads embedded Envoy config as the reference does: YAML, or JSON when the YAML parser gives up. */
-function parseEnvoyConfig(text: string): { value: unknown } | { error: string } {
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
-  const [error] = document.errors;
-  if (error === undefined) {
-    try {
-      return { value: document.toJS() };
-    } catch (failure) {
-      // Unresolved aliases and alias bombs only show when the document is turned into values.
-      return { error: (failure as Error).message };
-    }
-  }
-  try {
-    return { value: JSON.parse(text) };
-  } catch {
-    const { line, col } = lineCounter.linePos(error.pos[0]);
-    return { error: `${error.message} at line ${line}, column ${col}` };
-  }
-}
-
-/** Go's name of a JSON value's type, as the reference's decoding errors spell it. */
-const goJsonType = (value: unknown): string => (Array.isArray(value) ? 'array' : typeof value === 'boolean' ? 'bool' : typeof value);
 
 const ANY_WITHOUT_TYPE = "Any JSON doesn't have '@type'";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDnsName, isIp, overlapsLoopback, parseRequestUri, splitHostPort } from './address.js';
+import { isDnsName, isIp, isUrl, overlapsLoopback, parseRequestUri, parseRequestUriParts, splitHostPort } from './address.js';
 
 describe('address helpers', () => {
   it('parses IP literals as Go does: no leading zeros, no zones, no brackets', () => {
@@ -36,5 +36,24 @@ describe('address helpers', () => {
     expect(parseRequestUri('/healthz')).toEqual({ port: '' });
     expect(parseRequestUri('/a?q=%zz')).toEqual({ port: '' });
     for (const bad of ['http://a:x/', 'healthz', '/a%zz', '', ':80/x', '/a\nb']) expect(parseRequestUri(bad), bad).toBeUndefined();
+  });
+
+  it('splits a request URI into the parts a collector address must or must not have', () => {
+    expect(parseRequestUriParts('http://user@agent:8126/p?q=1')).toEqual({ scheme: 'http', opaque: '', user: true, host: 'agent', port: '8126', path: '/p', query: 'q=1' });
+    expect(parseRequestUriParts('mailto:ops@example.com')).toMatchObject({ scheme: 'mailto', opaque: 'ops@example.com', host: '' });
+    expect(parseRequestUriParts('HTTP://[::1]:80')).toMatchObject({ scheme: 'http', host: '[::1]', port: '80', path: '' });
+  });
+
+  it('reads URLs as govalidator.IsURL does for the usual addresses', () => {
+    for (const url of ['127.0.0.1:5000', 'logstash:5000', 'http://logs.com', 'https://user:pw@zipkin.mesh:9411/api/v2/spans', 'tcp://[::1]:80', 'example.com', 'http://a-b.example.com.']) {
+      expect(isUrl(url), url).toBe(true);
+    }
+    for (const url of ['not_valid_url', 'abc', '', '.example.com', 'sql://db:5432', 'http://exa mple.com', 'http://-bad.com', 'http://host:123456', 'http://a..b']) {
+      expect(isUrl(url), url).toBe(false);
+    }
+  });
+
+  it('refuses a long host name with a character no host has', () => {
+    expect(isUrl(`http://${'a'.repeat(2000)}!`)).toBe(false);
   });
 });

@@ -123,30 +123,121 @@ const BAD_ESCAPE = /%(?![0-9a-fA-F]{2})/;
 const HOST_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:[\]<>"%\u0080-\uffff]*$/;
 const OPTIONAL_PORT = /^(:\d*)?$/;
 
-/** url.ParseRequestURI: an absolute URI or an absolute path. Returns its port ("" if none), or undefined when invalid. */
-export function parseRequestUri(raw: string): { port: string } | undefined {
+/** What url.ParseRequestURI finds in a URL; `user` says whether an `@` gave user information. */
+export interface RequestUri {
+  scheme: string;
+  opaque: string;
+  user: boolean;
+  host: string;
+  port: string;
+  path: string;
+  query: string;
+}
+
+/** url.ParseRequestURI: an absolute URI or an absolute path, in its parts; undefined when invalid. */
+export function parseRequestUriParts(raw: string): RequestUri | undefined {
+  const uri: RequestUri = { scheme: '', opaque: '', user: false, host: '', port: '', path: '', query: '' };
   // The query is kept raw, so only the part before it must be validly escaped.
   if (CONTROL.test(raw) || BAD_ESCAPE.test(raw.split('?', 1)[0]!)) return undefined;
-  if (raw === '*') return { port: '' };
+  if (raw === '*') return { ...uri, path: '*' };
   if (raw.startsWith(':')) return undefined;
   const scheme = SCHEME.exec(raw);
-  if (!scheme) return raw.startsWith('/') ? { port: '' } : undefined;
-  const rest = raw.slice(scheme[0].length);
-  if (!rest.startsWith('//')) return { port: '' };
-  const authority = rest.slice(2).split(/[/?]/, 1)[0]!;
-  const host = authority.slice(authority.lastIndexOf('@') + 1);
-  let port = '';
-  if (host.startsWith('[')) {
-    const end = host.indexOf(']');
-    if (end < 0 || !OPTIONAL_PORT.test(host.slice(end + 1))) return undefined;
-    port = host.slice(end + 2);
-  } else {
-    const colon = host.lastIndexOf(':');
-    if (colon >= 0) {
-      if (!OPTIONAL_PORT.test(host.slice(colon))) return undefined;
-      port = host.slice(colon + 1);
-    }
-    if (!HOST_CHARS.test(host)) return undefined;
+  let rest = scheme ? raw.slice(scheme[0].length) : raw;
+  uri.scheme = scheme ? scheme[0].slice(0, -1).toLowerCase() : '';
+  const question = rest.indexOf('?');
+  if (question >= 0) {
+    uri.query = rest.slice(question + 1);
+    rest = rest.slice(0, question);
   }
-  return { port };
+  if (!rest.startsWith('/')) {
+    if (!scheme) return undefined;
+    return { ...uri, opaque: rest };
+  }
+  if (scheme && rest.startsWith('//')) {
+    const slash = rest.indexOf('/', 2);
+    const authority = slash < 0 ? rest.slice(2) : rest.slice(2, slash);
+    rest = slash < 0 ? '' : rest.slice(slash);
+    const at = authority.lastIndexOf('@');
+    uri.user = at >= 0;
+    const host = authority.slice(at + 1);
+    if (host.startsWith('[')) {
+      const end = host.indexOf(']');
+      if (end < 0 || !OPTIONAL_PORT.test(host.slice(end + 1))) return undefined;
+      uri.host = host.slice(0, end + 1);
+      uri.port = host.slice(end + 2);
+    } else {
+      const colon = host.lastIndexOf(':');
+      if (colon >= 0 && !OPTIONAL_PORT.test(host.slice(colon))) return undefined;
+      if (!HOST_CHARS.test(host)) return undefined;
+      uri.host = colon >= 0 ? host.slice(0, colon) : host;
+      uri.port = colon >= 0 ? host.slice(colon + 1) : '';
+    }
+  }
+  uri.path = rest;
+  return uri;
+}
+
+/** url.ParseRequestURI: an absolute URI or an absolute path. Returns its port ("" if none), or undefined when invalid. */
+export function parseRequestUri(raw: string): { port: string } | undefined {
+  const uri = parseRequestUriParts(raw);
+  return uri && { port: uri.port };
+}
+
+const URL_SCHEME = /^(?:ftp|tcp|udp|wss?|https?):\/\//;
+const URL_IPV4 = /^([1-9]\d?|1\d\d|2[01]\d|22[0-3]|24\d|25[0-5])(\.(\d{1,2}|1\d\d|2[0-4]\d|25[0-5])){2}\.([0-9]\d?|1\d\d|2[0-4]\d|25[0-5])$/;
+const URL_HOST_NAME = /^[a-zA-Z0-9\u00a1-\uffff](?:[a-zA-Z0-9\u00a1-\uffff._-]*[a-zA-Z0-9\u00a1-\uffff])?$/;
+const URL_PORT_AND_PATH = /^(:\d{1,5})?([/?#]\S*)?$/;
+
+/** A host (a name, an IPv4 address or a bracketed IPv6 one), then an optional port and path. */
+function isUrlHostPortPath(text: string): boolean {
+  let host: string;
+  let after: string;
+  if (text.startsWith('[')) {
+    const end = text.indexOf(']');
+    if (end < 0 || !text.slice(1, end).includes(':') || !isIp(text.slice(1, end))) return false;
+    host = '';
+    after = text.slice(end + 1);
+  } else {
+    host = /^[^:/?#]*/.exec(text)![0];
+    after = text.slice(host.length);
+    if (host.endsWith('.')) host = host.slice(0, -1);
+    if (!URL_IPV4.test(host) && (!URL_HOST_NAME.test(host) || host.includes('..'))) return false;
+  }
+  return URL_PORT_AND_PATH.test(after);
+}
+
+/** The host and path url.Parse finds, or undefined when it would fail. */
+function parseUrlHostAndPath(text: string): { host: string; path: string } | undefined {
+  if (CONTROL.test(text)) return undefined;
+  let rest = text.split('#', 1)[0]!;
+  const scheme = SCHEME.exec(rest);
+  if (scheme) rest = rest.slice(scheme[0].length);
+  rest = rest.split('?', 1)[0]!;
+  if (!scheme || !rest.startsWith('//')) return BAD_ESCAPE.test(rest) ? undefined : { host: '', path: rest };
+  const slash = rest.indexOf('/', 2);
+  const authority = slash < 0 ? rest.slice(2) : rest.slice(2, slash);
+  const host = authority.slice(authority.lastIndexOf('@') + 1);
+  const bracket = host.startsWith('[') ? host.indexOf(']') : -1;
+  if (host.startsWith('[') && bracket < 0) return undefined;
+  const colon = host.lastIndexOf(':');
+  const port = bracket >= 0 ? host.slice(bracket + 1) : colon < 0 ? '' : host.slice(colon);
+  if (!OPTIONAL_PORT.test(port) || !HOST_CHARS.test(host)) return undefined;
+  return { host, path: slash < 0 ? '' : rest.slice(slash) };
+}
+
+/**
+ * govalidator.IsURL, the reference's check of collector and log addresses: an optional
+ * `http(s)`, `tcp`, `udp`, `ws(s)` or `ftp` scheme, optional user information, a host, then an
+ * optional port and path (`127.0.0.1:5000`, `http://zipkin:9411/api/v2/spans`). Host names are
+ * checked with a simpler pattern than its own, which accepts the same usual names.
+ */
+export function isUrl(text: string): boolean {
+  if (text === '' || [...text].length >= 2083 || text.length <= 3 || text.startsWith('.')) return false;
+  const parsed = parseUrlHostAndPath(text.includes(':') && !text.includes('://') ? `http://${text}` : text);
+  if (!parsed || parsed.host.startsWith('.')) return false;
+  if (parsed.host === '' && parsed.path !== '' && !parsed.path.includes('.')) return false;
+  const rest = text.replace(URL_SCHEME, '');
+  // User information is anything without spaces before an `@`; any `@` may end it.
+  const hostStarts = [0, ...[...rest.matchAll(/@/g)].map((match) => match.index + 1)];
+  return hostStarts.some((start) => (start === 0 || /^\S+$/.test(rest.slice(0, start - 1))) && isUrlHostPortPath(rest.slice(start)));
 }

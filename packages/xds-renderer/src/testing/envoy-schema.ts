@@ -3,68 +3,7 @@
 // JSON types, two members of a oneof, undefined enum names and broken protoc-gen-validate rules
 // (required fields and oneofs, lengths, bounds) are errors. The object is then converted to the
 // form protobufjs encodes (durations, wrappers, Structs and nested Anys included) and encoded.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import protobuf from 'protobufjs';
-
-const require = createRequire(import.meta.url);
-const depsDir = join(dirname(require.resolve('@grpc/grpc-js-xds/package.json')), 'deps');
-const INCLUDE_DIRS = [
-  ...['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((dir) => join(depsDir, dir)),
-  // descriptor.proto and friends.
-  dirname(require.resolve('protobufjs/package.json')),
-];
-
-/** Every message the renderer emits, directly or inside an `Any`. */
-const ENTRY_FILES = [
-  'envoy/config/listener/v3/listener.proto',
-  'envoy/config/cluster/v3/cluster.proto',
-  'envoy/config/endpoint/v3/endpoint.proto',
-  'envoy/extensions/transport_sockets/tls/v3/tls.proto',
-  'envoy/extensions/transport_sockets/tls/v3/secret.proto',
-  'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
-  'envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto',
-  'envoy/extensions/filters/network/rbac/v3/rbac.proto',
-  'envoy/extensions/filters/http/router/v3/router.proto',
-  'envoy/extensions/filters/http/fault/v3/fault.proto',
-  'envoy/extensions/filters/http/local_ratelimit/v3/local_rate_limit.proto',
-  'envoy/extensions/filters/http/grpc_stats/v3/config.proto',
-  'envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto',
-  'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
-  'envoy/extensions/access_loggers/file/v3/file.proto',
-  'envoy/config/trace/v3/zipkin.proto',
-  'envoy/config/trace/v3/datadog.proto',
-  'envoy/admin/v3/config_dump.proto',
-];
-
-// The Kafka broker filter is a contrib extension, absent from the envoy-api tree: the part of
-// contrib/envoy/extensions/filters/network/kafka_broker/v3/kafka_broker.proto the renderer uses.
-const KAFKA_BROKER_PROTO = `
-syntax = "proto3";
-package envoy.extensions.filters.network.kafka_broker.v3;
-message KafkaBroker {
-  string stat_prefix = 1 [(validate.rules).string = {min_len: 1}];
-}`;
-
-let loadedRoot: protobuf.Root | undefined;
-
-function envoyRoot(): protobuf.Root {
-  if (loadedRoot) return loadedRoot;
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => {
-    for (const dir of INCLUDE_DIRS) {
-      const candidate = join(dir, target);
-      if (existsSync(candidate)) return candidate;
-    }
-    return target;
-  };
-  root.loadSync(ENTRY_FILES, { keepCase: true });
-  protobuf.parse(KAFKA_BROKER_PROTO, root, { keepCase: true });
-  root.resolveAll();
-  loadedRoot = root;
-  return root;
-}
+import { envoyRoot, protobuf } from '../envoy-protos.js';
 
 const lowerCamel = (name: string): string => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const jsonNameOf = (field: protobuf.Field): string => (field.options?.json_name as string | undefined) ?? lowerCamel(field.name);

@@ -1,0 +1,158 @@
+// `mesh-dp run`: render the proxy resource, fetch the Envoy bootstrap for it from the control
+// plane (which registers the proxy when Envoy connects), write it, run Envoy, pass signals on
+// after a drain, and exit with Envoy's status. Nothing is restarted: a process manager does that.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { constants as osConstants, platform, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BootstrapRequest, fetchBootstrap } from './bootstrap-client.js';
+import { envoyVersion, failHealthChecks, findEnvoy, startEnvoy } from './envoy.js';
+import { parseVars, readResource, renderTemplate, RESOURCE_TYPES } from './resource.js';
+import { VERSION } from './version.js';
+
+export interface RunOptions {
+  cpAddress: string;
+  caCertFile?: string;
+  name?: string;
+  mesh?: string;
+  proxyType: string;
+  dataplane?: string;
+  dataplaneFile?: string;
+  dataplaneVar: string[];
+  dataplaneTokenFile?: string;
+  dataplaneToken?: string;
+  adminPort?: number;
+  binaryPath: string;
+  configDir?: string;
+  drainTime: number;
+  concurrency: number;
+  envoyLogLevel: string;
+  envoyComponentLogLevel: string;
+  retryBackoffMs: number;
+  retryMaxDurationMs: number;
+}
+
+const log = (message: string, details: Record<string, unknown> = {}) =>
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', logger: 'mesh-dp', msg: message, ...details })}\n`);
+
+/** The proxy resource to register, with `--admin-port` put into it; undefined when none is given (it is stored already). */
+function proxyResource(options: RunOptions) {
+  const template = options.dataplaneFile ? readFileSync(options.dataplaneFile === '-' ? 0 : options.dataplaneFile, 'utf8') : (options.dataplane ?? '');
+  if (!template) return undefined;
+  const resource = readResource(renderTemplate(template, parseVars(options.dataplaneVar)), options.proxyType);
+  if (options.name || options.mesh) throw new Error('--name and --mesh cannot be specified when a dataplane definition is provided, mesh and name will be read from the dataplane definition');
+  if (options.adminPort !== undefined) {
+    const networking = (resource.body.networking ?? {}) as Record<string, unknown>;
+    resource.body.networking = { ...networking, admin: { ...((networking.admin as object | undefined) ?? {}), port: options.adminPort } };
+  }
+  return resource;
+}
+
+/** Runs the proxy until Envoy exits; resolves with the exit code to leave with. */
+export async function run(options: RunOptions): Promise<number> {
+  if (!(options.proxyType in RESOURCE_TYPES)) throw new Error(`invalid proxy type "${options.proxyType}"`);
+  const resource = proxyResource(options);
+  const mesh = resource?.mesh ?? options.mesh ?? '';
+  const name = resource?.name ?? options.name ?? '';
+  if (!name) throw new Error('name of the proxy is required: pass --dataplane-file (or --dataplane), or --name and --mesh of a stored one');
+  const caCert = options.caCertFile ? readFileSync(options.caCertFile, 'utf8') : '';
+  if (options.cpAddress.startsWith('https:') && !caCert) {
+    log('[WARNING] The data plane proxy cannot verify the identity of the control plane because you are not setting the "--ca-cert-file" argument or setting the MESH_CONTROL_PLANE_CA_CERT_FILE environment variable.');
+  }
+  const token = (options.dataplaneToken ?? (options.dataplaneTokenFile ? readFileSync(options.dataplaneTokenFile, 'utf8') : '')).trim();
+  const binary = findEnvoy(options.binaryPath);
+  const envoy = await envoyVersion(binary);
+  log('fetched Envoy version', { version: envoy.version });
+
+  const ownDir = options.configDir ? undefined : mkdtempSync(join(tmpdir(), 'mesh-dp-'));
+  const configDir = options.configDir ?? ownDir ?? '';
+  mkdirSync(configDir, { recursive: true });
+  try {
+    const request: BootstrapRequest = {
+      mesh,
+      name,
+      proxyType: options.proxyType,
+      ...(token ? { dataplaneToken: token } : {}),
+      ...(options.dataplaneTokenFile ? { dataplaneTokenPath: options.dataplaneTokenFile } : {}),
+      ...(resource ? { dataplaneResource: JSON.stringify(resource.body) } : {}),
+      version: { meshDp: { version: VERSION, gitTag: `v${VERSION}`, gitCommit: '', buildDate: '' }, envoy: { ...envoy, meshDpCompatible: true } },
+      caCert,
+      dynamicMetadata: {},
+      operatingSystem: platform(),
+      features: [],
+      resources: { maxHeapSizeBytes: 0 },
+      accessLogSocketPath: join(configDir, `mesh-al-${name}-${mesh}.sock`),
+      metricsResources: { socketPath: join(configDir, `mesh-mh-${name}-${mesh}.sock`), certPath: '', keyPath: '' },
+    };
+    log('generating bootstrap configuration');
+    const bootstrap = await fetchBootstrap(request, {
+      cpAddress: options.cpAddress,
+      caCert,
+      backoffMs: options.retryBackoffMs,
+      maxDurationMs: options.retryMaxDurationMs,
+      log: (message) => log(message),
+    });
+    const configPath = join(configDir, 'bootstrap.yaml');
+    writeFileSync(configPath, bootstrap.bootstrap, { mode: 0o600 });
+    const adminPort = adminPortOf(bootstrap.bootstrap);
+    log('bootstrap configuration saved to a file', { file: configPath, adminPort });
+    return await superviseEnvoy(
+      startEnvoy({
+        binary,
+        configPath,
+        drainTimeSeconds: Math.round(options.drainTime),
+        logLevel: options.envoyLogLevel,
+        componentLogLevel: options.envoyComponentLogLevel,
+        concurrency: options.concurrency,
+      }),
+      adminPort,
+      options.drainTime,
+    );
+  } finally {
+    if (ownDir) rmSync(ownDir, { recursive: true, force: true });
+  }
+}
+
+function adminPortOf(bootstrap: string): number | undefined {
+  try {
+    const port = (JSON.parse(bootstrap) as { admin?: { address?: { socketAddress?: { portValue?: number } } } }).admin?.address?.socketAddress?.portValue;
+    return typeof port === 'number' ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits for Envoy to exit. The first SIGTERM or SIGINT drains (Envoy fails its health checks for
+ * `drainTime` seconds), then is passed on; a second one is passed on at once.
+ */
+function superviseEnvoy(child: ReturnType<typeof startEnvoy>, adminPort: number | undefined, drainTime: number): Promise<number> {
+  log('starting Envoy', { pid: child.pid });
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        child.kill(signal);
+        return;
+      }
+      stopping = true;
+      log('caught an exit signal, draining Envoy connections', { signal, drainTime });
+      const drained = adminPort !== undefined && drainTime > 0 ? failHealthChecks(adminPort).then(() => new Promise((done) => setTimeout(done, drainTime * 1000))) : Promise.resolve();
+      void drained.then(() => {
+        log('stopping Envoy');
+        child.kill(signal);
+      });
+    };
+    const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+    for (const signal of signals) process.on(signal, onSignal);
+    child.once('error', (error) => {
+      for (const signal of signals) process.off(signal, onSignal);
+      reject(new Error(`could not start Envoy: ${error.message}`));
+    });
+    child.once('exit', (code, signal) => {
+      for (const s of signals) process.off(s, onSignal);
+      const status = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
+      log('Envoy terminated', { code, signal });
+      resolve(status);
+    });
+  });
+}

@@ -1,0 +1,1 @@
+export { binaryConfig as default } from '../../tsup.base.js';

@@ -1,0 +1,176 @@
+// A state-of-the-world ADS client over grpc-js, for end-to-end tests of the data plane server: it
+// sends the requests a proxy sends and decodes the responses with Envoy's own .proto files.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { credentials as grpcCredentials, type ClientDuplexStream, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
+import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
+
+const require = createRequire(import.meta.url);
+const depsDir = join(dirname(require.resolve('@grpc/grpc-js-xds/package.json')), 'deps');
+const INCLUDE_DIRS = ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((dir) => join(depsDir, dir));
+
+export const TYPE = {
+  listener: 'type.googleapis.com/envoy.config.listener.v3.Listener',
+  cluster: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+  endpoints: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+  secret: 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret',
+} as const;
+
+let definitions: PackageDefinition | undefined;
+
+function protos(): PackageDefinition {
+  definitions ??= loadSync(
+    [
+      'envoy/service/discovery/v3/ads.proto',
+      'envoy/config/listener/v3/listener.proto',
+      'envoy/config/cluster/v3/cluster.proto',
+      'envoy/config/endpoint/v3/endpoint.proto',
+      'envoy/extensions/transport_sockets/tls/v3/secret.proto',
+    ],
+    { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true, includeDirs: INCLUDE_DIRS },
+  );
+  return definitions;
+}
+
+export interface DiscoveryResponse {
+  version_info: string;
+  type_url: string;
+  nonce: string;
+  /** Decoded resources, each with its proto field names. */
+  resources: Array<Record<string, unknown>>;
+}
+
+export interface AdsClientOptions {
+  address: string;
+  nodeId: string;
+  metadata?: Record<string, unknown>;
+  /** The `authorization` metadata value (a dataplane or zone token). */
+  token?: string;
+  userAgent?: string;
+}
+
+type ServiceClient = { StreamAggregatedResources(metadata: Metadata): ClientDuplexStream<object, Record<string, unknown>> };
+
+/** A proto3 Struct from JSON, as protobufjs's fromObject reads it (its own well-known types use camel case). */
+function struct(value: Record<string, unknown>): Record<string, unknown> {
+  const toValue = (item: unknown): Record<string, unknown> => {
+    if (item === null || item === undefined) return { nullValue: 'NULL_VALUE' };
+    if (typeof item === 'string') return { stringValue: item };
+    if (typeof item === 'number') return { numberValue: item };
+    if (typeof item === 'boolean') return { boolValue: item };
+    if (Array.isArray(item)) return { listValue: { values: item.map(toValue) } };
+    return { structValue: struct(item as Record<string, unknown>) };
+  };
+  return { fields: Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toValue(item)])) };
+}
+
+export class AdsClient {
+  readonly responses: DiscoveryResponse[] = [];
+  /** Set when the server ends the stream. */
+  status: { code: number; details: string } | undefined;
+  private readonly call: ClientDuplexStream<object, Record<string, unknown>>;
+  private readonly client: { close(): void };
+  private first = true;
+
+  constructor(private readonly options: AdsClientOptions) {
+    const loaded = loadPackageDefinition(protos()) as unknown as {
+      envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: new (address: string, creds: ReturnType<typeof grpcCredentials.createInsecure>) => ServiceClient & { close(): void } } } } };
+    };
+    const Service = loaded.envoy.service.discovery.v3.AggregatedDiscoveryService;
+    const client = new Service(options.address, grpcCredentials.createInsecure());
+    this.client = client;
+    const metadata = new Metadata();
+    if (options.token !== undefined) metadata.set('authorization', options.token);
+    this.call = client.StreamAggregatedResources(metadata);
+    this.call.on('data', (response: Record<string, unknown>) => this.responses.push(decodeResponse(response)));
+    this.call.on('error', (error: { code: number; details: string }) => {
+      this.status = { code: error.code, details: error.details };
+    });
+    this.call.on('end', () => {
+      this.status ??= { code: 0, details: 'OK' };
+    });
+  }
+
+  /** Sends a request; the node goes with the first one only, as Envoy does. */
+  request(request: { typeUrl: string; versionInfo?: string; nonce?: string; resourceNames?: string[]; error?: string }): void {
+    const message: Record<string, unknown> = {
+      type_url: request.typeUrl,
+      version_info: request.versionInfo ?? '',
+      response_nonce: request.nonce ?? '',
+      resource_names: request.resourceNames ?? [],
+    };
+    if (request.error !== undefined) message.error_detail = { code: 3, message: request.error };
+    if (this.first) {
+      message.node = {
+        id: this.options.nodeId,
+        cluster: 'test',
+        metadata: struct(this.options.metadata ?? {}),
+        user_agent_name: this.options.userAgent ?? 'envoy',
+      };
+      this.first = false;
+    }
+    this.call.write(message);
+  }
+
+  /** ACKs (or NACKs, with an error) a response. */
+  answer(response: DiscoveryResponse, options: { error?: string; resourceNames?: string[]; acceptedVersion?: string } = {}): void {
+    this.request({
+      typeUrl: response.type_url,
+      versionInfo: options.error === undefined ? response.version_info : (options.acceptedVersion ?? ''),
+      nonce: response.nonce,
+      ...(options.resourceNames ? { resourceNames: options.resourceNames } : {}),
+      ...(options.error !== undefined ? { error: options.error } : {}),
+    });
+  }
+
+  /** The responses of a type received so far. */
+  of(typeUrl: string): DiscoveryResponse[] {
+    return this.responses.filter((response) => response.type_url === typeUrl);
+  }
+
+  /** Waits for the `count`-th response of a type (1 = the first). */
+  async next(typeUrl: string, count: number, timeoutMs = 10_000): Promise<DiscoveryResponse> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.of(typeUrl);
+      if (found.length >= count) return found[count - 1]!;
+      if (this.status) throw new Error(`stream ended (${this.status.code}: ${this.status.details}) before response ${count} of ${typeUrl}`);
+      if (Date.now() > deadline) throw new Error(`no response ${count} of ${typeUrl} within ${timeoutMs} ms (got ${found.length})`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** Waits until the server ends the stream. */
+  async ended(timeoutMs = 10_000): Promise<{ code: number; details: string }> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.status) {
+      if (Date.now() > deadline) throw new Error(`the stream is still open after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return this.status;
+  }
+
+  close(): void {
+    this.call.cancel();
+    this.client.close();
+  }
+}
+
+/** Decodes each resource's Any with the message its type URL names. */
+function decodeResponse(response: Record<string, unknown>): DiscoveryResponse {
+  const definitions = protos();
+  const resources = (response.resources as Array<{ type_url: string; value: Buffer }> | undefined) ?? [];
+  return {
+    version_info: String(response.version_info ?? ''),
+    type_url: String(response.type_url ?? ''),
+    nonce: String(response.nonce ?? ''),
+    resources: resources.map((any) => {
+      const definition = definitions[any.type_url.replace('type.googleapis.com/', '')] as { deserialize?: (bytes: Buffer) => Record<string, unknown> } | undefined;
+      if (!definition?.deserialize) throw new Error(`cannot decode ${any.type_url}`);
+      return definition.deserialize(any.value);
+    }),
+  };
+}
+
+/** The names of a response's resources (listeners, clusters, secrets by `name`; endpoints by `cluster_name`). */
+export const resourceNames = (response: DiscoveryResponse): string[] => response.resources.map((resource) => String(resource.name ?? resource.cluster_name ?? ''));

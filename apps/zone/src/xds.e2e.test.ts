@@ -1,0 +1,338 @@
+// The data plane server at the protocol level, against the real binary: a grpc-js ADS client
+// subscribes, ACKs and NACKs as Envoy does; pushes follow store changes and reach only the proxies
+// they concern; tokens are checked; insights follow the streams; `POST /bootstrap` answers as the
+// reference's runner expects.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdsClient, type DiscoveryResponse, resourceNames, TYPE } from './testing/ads-client.js';
+import { freePort, startControlPlane } from './testing/process.js';
+
+type Instance = Awaited<ReturnType<typeof startControlPlane>>;
+
+let cp: Instance;
+let dpAddress: string;
+const clients: AdsClient[] = [];
+/** The stream of web-1 the first test opens and later tests look at. */
+let webClient: AdsClient | undefined;
+
+const api = async (method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${cp.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, text, json: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : undefined };
+};
+
+const sidecar = (name: string, address: string, service: string, outbound: string[] = [], extra: Record<string, string> = {}) => ({
+  type: 'Dataplane',
+  mesh: 'default',
+  name,
+  networking: {
+    address,
+    inbound: [{ port: 8080, servicePort: 80, tags: { 'mesh.io/service': service, 'mesh.io/protocol': 'http', ...extra } }],
+    outbound: outbound.map((to, at) => ({ port: 10001 + at, tags: { 'mesh.io/service': to } })),
+  },
+});
+
+const putDataplane = (body: ReturnType<typeof sidecar>) => api('PUT', `/meshes/default/dataplanes/${body.name}`, body);
+
+async function tokenFor(name: string, validFor = '24h'): Promise<string> {
+  const res = await api('POST', '/tokens/dataplane', { name, mesh: 'default', validFor });
+  expect(res.status).toBe(200);
+  return res.text;
+}
+
+function connect(nodeId: string, token: string | undefined, metadata: Record<string, unknown> = {}): AdsClient {
+  const client = new AdsClient({ address: dpAddress, nodeId, ...(token !== undefined ? { token } : {}), metadata });
+  clients.push(client);
+  return client;
+}
+
+/** Subscribes like Envoy: clusters and listeners, then the endpoints of the EDS clusters once clusters arrive. */
+async function subscribe(client: AdsClient): Promise<{ clusters: DiscoveryResponse; listeners: DiscoveryResponse; endpoints: DiscoveryResponse }> {
+  client.request({ typeUrl: TYPE.cluster });
+  client.request({ typeUrl: TYPE.listener });
+  const clusters = await client.next(TYPE.cluster, 1);
+  client.answer(clusters);
+  const edsClusters = clusters.resources.filter((cluster) => cluster.type === 'EDS').map((cluster) => String(cluster.name));
+  client.request({ typeUrl: TYPE.endpoints, resourceNames: edsClusters });
+  const endpoints = await client.next(TYPE.endpoints, 1);
+  client.answer(endpoints, { resourceNames: edsClusters });
+  const listeners = await client.next(TYPE.listener, 1);
+  client.answer(listeners);
+  return { clusters, listeners, endpoints };
+}
+
+const endpointAddresses = (response: DiscoveryResponse, cluster: string): string[] => {
+  const assignment = response.resources.find((resource) => resource.cluster_name === cluster) as
+    | { endpoints?: Array<{ lb_endpoints?: Array<{ endpoint?: { address?: { socket_address?: { address?: string; port_value?: number } } } }> }> }
+    | undefined;
+  return (assignment?.endpoints ?? [])
+    .flatMap((locality) => locality.lb_endpoints ?? [])
+    .map((lb) => `${lb.endpoint?.address?.socket_address?.address}:${lb.endpoint?.address?.socket_address?.port_value}`)
+    .sort();
+};
+
+async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const insightOf = async (name: string) => (await api('GET', `/meshes/default/dataplanes+insights/${name}`)).json as { dataplaneInsight?: { subscriptions?: Array<Record<string, any>> } } | undefined;
+
+beforeAll(async () => {
+  const dpPort = await freePort();
+  cp = await startControlPlane({
+    env: {
+      MESH_DP_SERVER_PORT: String(dpPort),
+      MESH_DP_SERVER_TLS_ENABLED: 'false',
+      MESH_XDS_SERVER_DATAPLANE_STATUS_FLUSH_INTERVAL: '500ms',
+      MESH_XDS_SERVER_NACK_BACKOFF: '200ms',
+    },
+  });
+  dpAddress = `127.0.0.1:${dpPort}`;
+  await putDataplane(sidecar('web-1', '10.0.0.1', 'web', ['backend']));
+  await putDataplane(sidecar('backend-1', '10.0.0.2', 'backend'));
+  await putDataplane(sidecar('other-1', '10.0.0.3', 'other', ['db']));
+}, 60_000);
+
+afterAll(async () => {
+  for (const client of clients) client.close();
+  await cp?.stop();
+});
+
+describe('ADS state of the world', () => {
+  it('serves a subscribed proxy, pushes endpoint changes to the proxies reaching them only, and counts ACKs in its insight', async () => {
+    const web = connect('default.web-1', await tokenFor('web-1'), { version: { meshDp: { version: '2.5.0' }, envoy: { version: '1.40.0' } } });
+    webClient = web;
+    const other = connect('default.other-1', await tokenFor('other-1'));
+    const first = await subscribe(web);
+    await subscribe(other);
+    expect(resourceNames(first.clusters)).toEqual(expect.arrayContaining(['backend', 'localhost:80', 'mesh:envoy:admin']));
+    expect(resourceNames(first.listeners)).toEqual(expect.arrayContaining(['inbound:10.0.0.1:8080', 'outbound:127.0.0.1:10001']));
+    expect(endpointAddresses(first.endpoints, 'backend')).toEqual(['10.0.0.2:8080']);
+    const otherResponses = other.responses.length;
+
+    // A new backend: web gets new endpoints (and only endpoints); other, which does not reach backend, gets nothing.
+    await putDataplane(sidecar('backend-2', '10.0.0.4', 'backend'));
+    const pushed = await web.next(TYPE.endpoints, 2);
+    expect(endpointAddresses(pushed, 'backend')).toEqual(['10.0.0.2:8080', '10.0.0.4:8080']);
+    expect(pushed.version_info).not.toBe(first.endpoints.version_info);
+    web.answer(pushed, { resourceNames: ['backend'] });
+    expect(web.of(TYPE.cluster)).toHaveLength(1);
+    expect(web.of(TYPE.listener)).toHaveLength(1);
+
+    // A change other is affected by arrives after the one it is not affected by: nothing came in between.
+    await api('PUT', '/meshes/default/timeouts/from-other', {
+      type: 'Timeout',
+      mesh: 'default',
+      name: 'from-other',
+      sources: [{ match: { 'mesh.io/service': 'other' } }],
+      destinations: [{ match: { 'mesh.io/service': '*' } }],
+      conf: { connectTimeout: '2s' },
+    });
+    const otherClusters = await other.next(TYPE.cluster, 2);
+    expect(other.responses[otherResponses]).toBe(otherClusters);
+    expect(otherClusters.resources.find((cluster) => cluster.name === 'db')).toMatchObject({ connect_timeout: { seconds: '2' } });
+    expect(web.of(TYPE.cluster)).toHaveLength(1);
+
+    const insight = await eventually(
+      () => insightOf('web-1'),
+      (value) => Number(value?.dataplaneInsight?.subscriptions?.at(-1)?.status?.total?.responsesAcknowledged ?? 0) >= 4,
+      'the ACKs in the insight',
+    );
+    const subscription = insight?.dataplaneInsight?.subscriptions?.at(-1);
+    expect(subscription).toMatchObject({
+      controlPlaneInstanceId: expect.any(String),
+      connectTime: expect.any(String),
+      version: { meshDp: { version: '2.5.0' }, envoy: { version: '1.40.0' } },
+      status: { total: { responsesSent: '4', responsesAcknowledged: '4' }, cds: { responsesSent: '1', responsesAcknowledged: '1' }, eds: { responsesSent: '2' } },
+    });
+    expect(subscription?.disconnectTime).toBeUndefined();
+    expect((await api('GET', '/meshes/default/dataplanes+insights/web-1')).json).toMatchObject({ dataplaneInsight: { subscriptions: [expect.anything()] } });
+  });
+
+  it('records a NACK, keeps the rejected version from coming back, and sends the next change', async () => {
+    const backend = connect('default.backend-1', await tokenFor('backend-1'));
+    const { listeners } = await subscribe(backend);
+    // Reject the listeners of the next change.
+    await api('PUT', '/meshes/default/fault-injections/slow-backend', {
+      type: 'FaultInjection',
+      mesh: 'default',
+      name: 'slow-backend',
+      sources: [{ match: { 'mesh.io/service': '*' } }],
+      destinations: [{ match: { 'mesh.io/service': 'backend', 'mesh.io/protocol': 'http' } }],
+      conf: { delay: { percentage: 50, value: '5s' } },
+    });
+    const rejected = await backend.next(TYPE.listener, 2);
+    backend.answer(rejected, { error: 'listener rejected by the test', acceptedVersion: listeners.version_info });
+    // The next change is sent (after the back-off); the rejected version never came again.
+    await api('DELETE', '/meshes/default/fault-injections/slow-backend');
+    const next = await backend.next(TYPE.listener, 3);
+    expect(next.version_info).not.toBe(rejected.version_info);
+    expect(backend.of(TYPE.listener).map((response) => response.version_info)).toEqual([listeners.version_info, rejected.version_info, next.version_info]);
+    const insight = await eventually(
+      () => insightOf('backend-1'),
+      (value) => value?.dataplaneInsight?.subscriptions?.at(-1)?.status?.lds?.responsesRejected === '1',
+      'the NACK in the insight',
+    );
+    expect(insight?.dataplaneInsight?.subscriptions?.at(-1)?.status?.total?.responsesRejected).toBe('1');
+  });
+
+  it('shows a proxy online while its stream is open and offline once it closes', async () => {
+    await putDataplane(sidecar('short-1', '10.0.0.9', 'short'));
+    const client = connect('default.short-1', await tokenFor('short-1'));
+    await subscribe(client);
+    const online = await eventually(
+      () => api('GET', '/meshes/default/dataplanes+insights/short-1'),
+      (res) => res.json?.dataplane !== undefined && isOnline(res.json),
+      'the proxy to show online',
+    );
+    expect(online.status).toBe(200);
+    client.close();
+    const offline = await eventually(
+      () => api('GET', '/meshes/default/dataplanes+insights/short-1'),
+      (res) => res.json?.dataplaneInsight?.subscriptions?.at(-1)?.disconnectTime !== undefined,
+      'the subscription to close',
+    );
+    expect(isOnline(offline.json)).toBe(false);
+  });
+
+  it('serves `/xds` from what the live stream sent: its versions and the node it reported', async () => {
+    const res = await eventually(
+      () => api('GET', '/meshes/default/dataplanes/web-1/xds'),
+      (value) => value.status === 200 && JSON.stringify(value.json).includes('versionInfo'),
+      'a live /xds',
+    );
+    const configs = res.json.configs as Array<Record<string, any>>;
+    const clusters = configs.find((config) => config['@type'].endsWith('ClustersConfigDump'));
+    expect(clusters?.versionInfo).toBe(webClient?.of(TYPE.cluster).at(-1)?.version_info);
+    expect(configs[0]?.bootstrap?.node?.metadata?.version).toContain('1.40.0');
+  });
+});
+
+describe('live views of proxies', () => {
+  it('answers 404 for an unknown proxy and 503 with the reason when its admin API cannot be reached', async () => {
+    expect((await api('GET', '/meshes/default/dataplanes/nobody/stats')).json).toMatchObject({ status: 404, title: 'Could not get dataplane resource' });
+    const remote = await api('GET', '/meshes/default/dataplanes/other-1/stats');
+    expect(remote.status).toBe(503);
+    expect(remote.json).toMatchObject({ type: '/std-errors', status: 503, title: 'Could not execute admin operation' });
+    const adminPort = await freePort();
+    await putDataplane({ ...sidecar('lonely-1', '127.0.0.1', 'lonely'), networking: { ...sidecar('lonely-1', '127.0.0.1', 'lonely').networking, admin: { port: adminPort } } } as ReturnType<typeof sidecar>);
+    const away = await api('GET', '/meshes/default/dataplanes/lonely-1/clusters');
+    expect(away.status).toBe(503);
+    expect(away.json.detail).toContain(`did not answer on its admin API at 127.0.0.1:${adminPort}`);
+    expect((await api('GET', '/zoneegresses/nobody/stats')).json).toMatchObject({ status: 404, title: 'Could not get zone egress resource' });
+  });
+});
+
+/** Online as the overview tells it (docs/insights.md, Status): a subscription connected and not disconnected. */
+function isOnline(overview: { dataplaneInsight?: { subscriptions?: Array<{ connectTime?: string; disconnectTime?: string }> } }): boolean {
+  return (overview.dataplaneInsight?.subscriptions ?? []).some((s) => s.connectTime && !s.disconnectTime);
+}
+
+describe('ADS authentication', () => {
+  const refusal = async (client: AdsClient) => {
+    client.request({ typeUrl: TYPE.cluster });
+    return client.ended();
+  };
+
+  it('closes the stream of a proxy without a valid token, with the reference status and message', async () => {
+    expect(await refusal(connect('default.web-1', undefined))).toEqual({ code: 2, details: 'authentication failed: could not parse the token' });
+    expect(await refusal(connect('default.web-1', 'not-a-jwt'))).toEqual({ code: 2, details: 'authentication failed: could not parse the token' });
+    expect(await refusal(connect('default.web-1', await tokenFor('backend-1')))).toEqual({
+      code: 2,
+      details: 'authentication failed: proxy name from requestor: web-1 is different than in token: backend-1',
+    });
+    const tagged = await api('POST', '/tokens/dataplane', { mesh: 'default', tags: { 'mesh.io/service': ['backend'] }, validFor: '1h' });
+    expect(await refusal(connect('default.web-1', tagged.text))).toEqual({
+      code: 2,
+      details: 'authentication failed: dataplane contains tag "mesh.io/service" with value "web" which is not allowed with this token. Allowed values in token are [backend]',
+    });
+    const unknown = await refusal(connect('default.ghost-1', await tokenFor('ghost-1')));
+    expect(unknown.details).toBe('resource "default.ghost-1" not found; create a Dataplane in the control plane first or pass it as an argument to mesh-dp');
+  });
+
+  it('refuses an expired token and a revoked one', async () => {
+    const expiring = await tokenFor('web-1', '1s');
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expect(await refusal(connect('default.web-1', expiring))).toEqual({ code: 2, details: 'authentication failed: token is expired' });
+
+    const revoked = await tokenFor('web-1');
+    const jti = JSON.parse(Buffer.from(revoked.split('.')[1]!, 'base64url').toString('utf8')).jti as string;
+    const secret = { type: 'Secret', mesh: 'default', name: 'dataplane-token-revocations-default', data: Buffer.from(`${jti}\n`).toString('base64') };
+    expect((await api('PUT', '/meshes/default/secrets/dataplane-token-revocations-default', secret)).status).toBe(201);
+    expect(await refusal(connect('default.web-1', revoked))).toEqual({ code: 2, details: 'authentication failed: token is revoked' });
+  });
+});
+
+describe('POST /bootstrap', () => {
+  const bootstrap = (body: unknown) =>
+    fetch(`http://${dpAddress}/bootstrap`, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it("answers the runner's request with an Envoy bootstrap connecting back with the token", async () => {
+    const token = await tokenFor('boot-1');
+    const resource = JSON.stringify({ ...sidecar('boot-1', '10.0.0.5', 'boot'), networking: { ...sidecar('boot-1', '10.0.0.5', 'boot').networking, admin: { port: 9911 } } });
+    const res = await bootstrap({ mesh: 'default', name: 'boot-1', proxyType: 'dataplane', dataplaneToken: token, dataplaneResource: resource, version: { meshDp: { version: '2.5.0' } } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { bootstrap: string; meshSidecarConfiguration: unknown };
+    expect(body.meshSidecarConfiguration).toEqual({ networking: { isUsingTransparentProxy: false }, metrics: { aggregate: [] } });
+    const envoy = JSON.parse(Buffer.from(body.bootstrap, 'base64').toString('utf8'));
+    expect(envoy.node).toMatchObject({ id: 'default.boot-1', cluster: 'boot', metadata: { 'dataplane.admin.port': '9911', 'dataplane.proxyType': 'dataplane', 'dataplane.resource': resource } });
+    expect(envoy.dynamicResources.adsConfig.grpcServices[0]).toEqual({ envoyGrpc: { clusterName: 'ads_cluster' }, initialMetadata: [{ key: 'authorization', value: token }] });
+    expect(envoy.staticResources.clusters[0].loadAssignment.endpoints[0].lbEndpoints[0].endpoint.address.socketAddress).toEqual({
+      address: '127.0.0.1',
+      portValue: Number(dpAddress.split(':')[1]),
+    });
+    expect(envoy.admin.address.socketAddress).toEqual({ address: '127.0.0.1', portValue: 9911 });
+  });
+
+  it('refuses a request without a token, an invalid resource, and an unknown proxy, as the reference does', async () => {
+    const missing = await bootstrap({ mesh: 'default', name: 'web-1' });
+    expect(missing.status).toBe(422);
+    expect(await missing.text()).toMatch(/^Dataplane Token is required/);
+    const token = await tokenFor('bad-1');
+    const invalid = await bootstrap({ mesh: 'default', name: 'bad-1', dataplaneToken: token, dataplaneResource: JSON.stringify({ type: 'Dataplane', mesh: 'default', name: 'bad-1', networking: { address: '' } }) });
+    expect(invalid.status).toBe(422);
+    const noMesh = await bootstrap({ dataplaneToken: token, dataplaneResource: JSON.stringify({ ...sidecar('bad-1', '10.0.0.6', 'bad'), mesh: 'nowhere' }) });
+    expect({ status: noMesh.status, text: await noMesh.text() }).toEqual({ status: 422, text: 'mesh: mesh "nowhere" does not exist' });
+    const unknown = await bootstrap({ mesh: 'default', name: 'nobody', dataplaneToken: token });
+    expect({ status: unknown.status, text: await unknown.text() }).toEqual({ status: 404, text: '' });
+    const wrongPath = await fetch(`http://${dpAddress}/other`);
+    expect({ status: wrongPath.status, text: await wrongPath.text() }).toEqual({ status: 404, text: '404: Page Not Found' });
+  });
+});
+
+describe('zone proxies', () => {
+  it('serves a zone ingress authenticated with a zone token of the ingress scope, and refuses another scope', async () => {
+    const ingress = { type: 'ZoneIngress', name: 'ingress-1', networking: { address: '10.0.1.1', port: 10001 } };
+    expect((await api('PUT', '/zone-ingresses/ingress-1', ingress)).status).toBe(201);
+    const egressOnly = await api('POST', '/tokens/zone', { zone: '', scope: ['egress'], validFor: '1h' });
+    const refused = connect('.ingress-1', egressOnly.text, { 'dataplane.proxyType': 'ingress' });
+    refused.request({ typeUrl: TYPE.cluster });
+    expect(await refused.ended()).toEqual({ code: 2, details: "authentication failed: token cannot be used to authenticate zone entity (ingress is out of token's scope: [egress])" });
+
+    const token = await api('POST', '/tokens/zone', { zone: '', scope: ['ingress'], validFor: '1h' });
+    const client = connect('.ingress-1', token.text, { 'dataplane.proxyType': 'ingress', 'dataplane.admin.port': '9902' });
+    client.request({ typeUrl: TYPE.listener });
+    client.request({ typeUrl: TYPE.cluster });
+    const listeners = await client.next(TYPE.listener, 1);
+    expect(resourceNames(listeners).every((name) => name === 'inbound:10.0.1.1:10001')).toBe(true);
+    const clusters = await client.next(TYPE.cluster, 1);
+    expect(clusters.resources.find((cluster) => cluster.name === 'mesh:envoy:admin')).toMatchObject({
+      load_assignment: { endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { port_value: 9902 } } } }] }] },
+    });
+    const overview = await eventually(
+      () => api('GET', '/zoneingresses+insights/ingress-1'),
+      (res) => res.json?.zoneIngressInsight?.subscriptions?.length === 1,
+      'the zone ingress insight',
+    );
+    expect(overview.json.zoneIngressInsight.subscriptions[0].connectTime).toEqual(expect.any(String));
+  });
+});

@@ -1,0 +1,316 @@
+#!/usr/bin/env node
+// The data plane server under 5,000 simulated proxies (bench/xds-clients.mjs, a process of their
+// own) connected to the real zone binary: time until every proxy has a full configuration, set
+// against a bare grpc-js ADS server sending the same bytes (bench/xds-baseline-server.mjs); time
+// for changes to reach every proxy they affect (median, p99) and the proxies that received
+// anything they did not need; the control plane's CPU time and resident memory. Prints figures;
+// asserts nothing. See bench/README.md.
+//
+// Knobs (env): BENCH_PROXIES (5000), BENCH_PER_CHANNEL streams per client connection (50),
+// BENCH_CPU_PROF=<dir> (run the control plane under `node --cpu-prof`, profile written at the end).
+import { fork, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decodeResponse, encodeRequest, TYPES } from './xds-clients.mjs';
+import { children, freePort, quantile, sleep } from './common.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const grpc = createRequire(join(root, 'apps', 'zone', 'package.json'))('@grpc/grpc-js');
+const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
+const PROXIES = Number(process.env.BENCH_PROXIES ?? 5000);
+const PER_CHANNEL = Number(process.env.BENCH_PER_CHANNEL ?? 50);
+const SERVICES = Math.max(2, Math.round(PROXIES / 10));
+const ADS = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
+
+
+
+const service = (index) => `svc-${String(index % SERVICES).padStart(4, '0')}`;
+const dpName = (index) => `dp-${String(index).padStart(5, '0')}`;
+/** Each proxy calls the next service and the seventh after its own. */
+const outboundsOf = Array.from({ length: PROXIES }, (_, i) => [service((i % SERVICES) + 1), service((i % SERVICES) + 7)]);
+
+/** CPU seconds (user + system) and resident MB of a process, from /proc. */
+function usage(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const cpu = (Number(fields[11]) + Number(fields[12])) / 100;
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+  return { cpu, rss };
+}
+
+async function startZone() {
+  const ports = { http: await freePort(), https: await freePort(), diagnostics: await freePort(), dp: await freePort() };
+  const flags = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...flags, ZONE_BINARY], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      MESH_GENERAL_WORK_DIR: mkdtempSync(join(tmpdir(), 'mesh-bench-xds-')),
+      MESH_API_SERVER_HTTP_PORT: String(ports.http),
+      MESH_API_SERVER_HTTPS_PORT: String(ports.https),
+      MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
+      MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
+      MESH_DP_SERVER_PORT: String(ports.dp),
+      // Simulated proxies speak plain text: the bench measures the server, not TLS.
+      MESH_DP_SERVER_TLS_ENABLED: 'false',
+      MESH_LOG_LEVEL: 'warn',
+    },
+    stdio: 'ignore',
+  });
+  children.add(child);
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${ports.diagnostics}/ready`)).ok) return { url: `http://127.0.0.1:${ports.http}`, dp: `127.0.0.1:${ports.dp}`, pid: child.pid, child };
+    } catch {}
+    await sleep(100);
+  }
+  throw new Error('control plane did not become ready');
+}
+
+const api = async (cp, method, path, body) => {
+  const res = await fetch(`${cp.url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text;
+};
+
+const dataplane = (index, address = `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`) => ({
+  type: 'Dataplane',
+  mesh: 'default',
+  name: dpName(index),
+  networking: {
+    address,
+    inbound: [{ port: 8080, servicePort: 80, tags: { 'mesh.io/service': service(index), 'mesh.io/protocol': 'http' } }],
+    outbound: outboundsOf[index].map((to, at) => ({ port: 10001 + at, tags: { 'mesh.io/service': to } })),
+  },
+});
+
+async function load(cp) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < PROXIES) {
+        const index = next++;
+        await api(cp, 'PUT', `/meshes/default/dataplanes/${dpName(index)}`, dataplane(index));
+      }
+    }),
+  );
+}
+
+/** One proxy's responses as they came (raw bytes), to replay from the baseline server. */
+async function capture(address, token) {
+  const client = new grpc.Client(address, grpc.credentials.createInsecure());
+  const metadata = new grpc.Metadata();
+  metadata.set('authorization', token);
+  const call = client.makeBidiStreamRequest(ADS, (b) => b, (b) => b, metadata);
+  const captured = {};
+  await new Promise((resolve, reject) => {
+    call.on('error', reject);
+    call.on('data', (bytes) => {
+      const response = decodeResponse(bytes);
+      if (!captured[response.typeUrl]) captured[response.typeUrl] = Buffer.from(bytes).toString('base64');
+      call.write(encodeRequest({ typeUrl: response.typeUrl, versionInfo: response.versionInfo, nonce: response.nonce, names: response.typeUrl === TYPES.endpoints ? outboundsOf[0] : [] }));
+      if (response.typeUrl === TYPES.cluster) call.write(encodeRequest({ typeUrl: TYPES.endpoints, names: outboundsOf[0] }));
+      if (Object.keys(captured).length === 3) resolve();
+    });
+    call.write(encodeRequest({ nodeId: `default.${dpName(0)}`, typeUrl: TYPES.cluster }));
+    call.write(encodeRequest({ typeUrl: TYPES.listener }));
+  });
+  call.cancel();
+  client.close();
+  return captured;
+}
+
+/** The simulated proxies, in their own process. */
+function startClients() {
+  const child = fork(join(root, 'bench', 'xds-clients.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(child);
+  const waiters = [];
+  child.on('message', (message) => {
+    for (const waiter of [...waiters]) {
+      if (waiter.match(message)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(message);
+      }
+    }
+    if (message.progress && process.env.BENCH_VERBOSE) console.log('  progress', JSON.stringify(message.progress));
+  });
+  const next = (match) => new Promise((resolve) => waiters.push({ match, resolve }));
+  return {
+    child,
+    next,
+    send: (message) => child.send(message),
+    async stop() {
+      const stopped = next((message) => message.stopped);
+      child.send({ stop: true });
+      await stopped;
+      child.kill();
+      children.delete(child);
+    },
+  };
+}
+
+/** Connects every proxy; resolves with the seconds until the last one had clusters, endpoints and listeners. */
+async function connectAll(clients, address, token) {
+  const done = clients.next((message) => message.allComplete);
+  clients.send({ start: { address, token, first: 0, count: PROXIES, perChannel: PER_CHANNEL, outboundsOf } });
+  const timeout = sleep(600_000).then(() => {
+    throw new Error('not every proxy got its configuration within 10 minutes');
+  });
+  return (await Promise.race([done, timeout])).allComplete.seconds;
+}
+
+const ms = (value) => `${value.toFixed(1)} ms`;
+
+/**
+ * Applies a change and waits until every affected proxy heard of it: the latency of each (from just
+ * before the write), and the unaffected proxies that received anything.
+ */
+async function propagate(clients, change, affected) {
+  const id = Math.random();
+  const marked = clients.next((message) => message.marked?.id === id);
+  clients.send({ mark: id });
+  await marked;
+  await change();
+  const deadline = Date.now() + 30_000;
+  let report;
+  for (;;) {
+    const reportId = Math.random();
+    const reply = clients.next((message) => message.report?.id === reportId);
+    clients.send({ report: reportId });
+    report = (await reply).report.received;
+    const reached = new Set(report.map((entry) => entry.index));
+    if ([...affected].every((index) => reached.has(index)) || Date.now() > deadline) break;
+    await sleep(50);
+  }
+  // A quiet second: anything arriving late to proxies the change did not concern counts too.
+  await sleep(1000);
+  const reportId = Math.random();
+  const reply = clients.next((message) => message.report?.id === reportId);
+  clients.send({ report: reportId });
+  report = (await reply).report.received;
+  const latencies = report.filter((entry) => affected.has(entry.index)).map((entry) => entry.first);
+  const unneeded = report.filter((entry) => !affected.has(entry.index)).length;
+  return { latencies, unneeded, missed: affected.size - latencies.length };
+}
+
+const consumersOf = (name) => new Set(outboundsOf.flatMap((outbounds, index) => (outbounds.includes(name) ? [index] : [])));
+
+console.log(`xDS server bench: ${PROXIES} proxies over ${SERVICES} services, ${PER_CHANNEL} streams per client connection`);
+const cp = await startZone();
+let started = Date.now();
+await load(cp);
+console.log(`loaded ${PROXIES} dataplanes in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+// One token for the whole mesh (no name, no tags): every proxy presents it.
+const token = await api(cp, 'POST', '/tokens/dataplane', { mesh: 'default', validFor: '24h' });
+const captured = await capture(cp.dp, token);
+const capturedFile = join(mkdtempSync(join(tmpdir(), 'mesh-bench-xds-')), 'responses.json');
+writeFileSync(capturedFile, JSON.stringify(captured));
+await sleep(2000);
+
+// Baseline: the same streams and bytes from a bare grpc-js server.
+const baseline = spawn(process.execPath, [join(root, 'bench', 'xds-baseline-server.mjs'), capturedFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+children.add(baseline);
+const baselinePort = await new Promise((resolve) => baseline.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
+let clients = startClients();
+const baselineBefore = usage(baseline.pid);
+const baselineSeconds = await connectAll(clients, `127.0.0.1:${baselinePort}`, token);
+const baselineAfter = usage(baseline.pid);
+await clients.stop();
+baseline.kill();
+console.log(`baseline: all ${PROXIES} proxies configured in ${baselineSeconds.toFixed(2)} s (server CPU ${(baselineAfter.cpu - baselineBefore.cpu).toFixed(2)} s, RSS ${baselineAfter.rss.toFixed(0)} MB)`);
+await sleep(2000);
+
+// The control plane.
+const idle = usage(cp.pid);
+clients = startClients();
+const seconds = await connectAll(clients, cp.dp, token);
+const connected = usage(cp.pid);
+console.log(
+  `control plane: all ${PROXIES} proxies configured in ${seconds.toFixed(2)} s (ratio to baseline ${(seconds / baselineSeconds).toFixed(2)}); ` +
+    `CPU ${(connected.cpu - idle.cpu).toFixed(2)} s; RSS ${idle.rss.toFixed(0)} MB before, ${connected.rss.toFixed(0)} MB connected ` +
+    `(${((connected.rss * 1024) / PROXIES).toFixed(0)} KB a proxy in all, ${(((connected.rss - idle.rss) * 1024) / PROXIES).toFixed(0)} KB a proxy for the streams)`,
+);
+// Let the connect-time insight writes settle before measuring changes.
+await sleep(12_000);
+
+const scenarios = [];
+const report = (name, results) => {
+  const latencies = results.flatMap((result) => result.latencies).sort((a, b) => a - b);
+  const unneeded = results.reduce((sum, result) => sum + result.unneeded, 0);
+  const missed = results.reduce((sum, result) => sum + result.missed, 0);
+  scenarios.push({ name, latencies, unneeded, missed });
+  console.log(
+    `${name}: ${latencies.length} proxies reached, median ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}, max ${ms(latencies.at(-1))}; ` +
+      `${unneeded} unaffected proxies received something; ${missed} affected proxies never heard of it`,
+  );
+};
+
+// A Timeout for one service: only its consumers' clusters change.
+const before = usage(cp.pid);
+const narrow = [];
+for (let j = 0; j < 10; j++) {
+  const target = service(17 * j + 3);
+  narrow.push(
+    await propagate(
+      clients,
+      () =>
+        api(cp, 'PUT', `/meshes/default/timeouts/bench-${j}`, {
+          type: 'Timeout',
+          mesh: 'default',
+          name: `bench-${j}`,
+          sources: [{ match: { 'mesh.io/service': '*' } }],
+          destinations: [{ match: { 'mesh.io/service': target } }],
+          conf: { connectTimeout: '3s' },
+        }),
+      consumersOf(target),
+    ),
+  );
+}
+report('Timeout for one service (its ~20 consumers)', narrow);
+
+// A new instance of a service: only its consumers' endpoints change.
+const endpoints = [];
+for (let j = 0; j < 10; j++) {
+  const index = PROXIES + j;
+  const body = { ...dataplane(j * 13, `10.200.0.${j + 1}`), name: dpName(index) };
+  endpoints.push(await propagate(clients, () => api(cp, 'PUT', `/meshes/default/dataplanes/${dpName(index)}`, body), consumersOf(service(j * 13))));
+}
+report('A new endpoint of one service (its ~20 consumers)', endpoints);
+
+// A mesh-wide Timeout that wins over the default one: every proxy.
+const all = new Set(Array.from({ length: PROXIES }, (_, i) => i));
+const wide = await propagate(
+  clients,
+  () =>
+    api(cp, 'PUT', '/meshes/default/timeouts/bench-all', {
+      type: 'Timeout',
+      mesh: 'default',
+      name: 'bench-all',
+      sources: [{ match: { 'mesh.io/service': '*' } }],
+      destinations: [{ match: { 'mesh.io/service': '*' } }],
+      conf: { connectTimeout: '4s', http: { requestTimeout: '20s' } },
+    }),
+  all,
+);
+report(`A mesh-wide Timeout (all ${PROXIES} proxies)`, [wide]);
+const after = usage(cp.pid);
+console.log(`changes: control plane CPU ${(after.cpu - before.cpu).toFixed(2)} s over the 21 changes; RSS ${after.rss.toFixed(0)} MB (peak seen)`);
+
+await clients.stop();
+// A clean stop writes the CPU profile, when asked for.
+const exited = new Promise((resolve) => cp.child.once('exit', resolve));
+cp.child.kill('SIGTERM');
+await Promise.race([exited, sleep(30_000)]);
+console.log(
+  JSON.stringify({
+    proxies: PROXIES,
+    baselineSeconds,
+    seconds,
+    ratio: seconds / baselineSeconds,
+    rssMb: { idle: idle.rss, connected: connected.rss, after: after.rss },
+    scenarios: scenarios.map(({ name, latencies, unneeded, missed }) => ({ name, median: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), unneeded, missed })),
+  }),
+);
+process.exit(0);

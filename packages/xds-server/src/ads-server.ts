@@ -1,0 +1,384 @@
+// The aggregated discovery service (docs/xds.md): each stream identifies its proxy from the first
+// request's node, authenticates it, registers the proxy resource it brought (self-registration),
+// follows its configuration and answers its requests; its subscription goes into the proxy's
+// insight. Streams of the same proxy are tracked so the admin views and the deregistration after
+// a disconnect know whether it is still here.
+import { type ServerDuplexStream, status } from '@grpc/grpc-js';
+import { decodeSpec, DomainError, getKind, type DataplaneSpec } from '@mesh/model';
+import type { ProxyConfigService } from '@mesh/proxy-config';
+import type { ResourceManager } from '@mesh/resource-manager';
+import type { ResourceStore } from '@mesh/store';
+import { AdsTypeStates, type DiscoveryRequest, type SentResources } from './ads-stream.js';
+import { type Authenticator, credentialOf } from './auth.js';
+import { insightKindOf, type InsightWriter, Subscription } from './insights.js';
+import { METADATA, proxyNodeOf, type ProxyNode, proxyVersionOf, RESOURCE_TYPE_OF, StreamRefusal, stringMetadata } from './proxy-node.js';
+import { RefreshQueue } from './refresh-queue.js';
+import { ProxySession } from './session.js';
+import type { Snapshot } from './snapshot.js';
+import { TYPE_URLS } from './snapshot.js';
+
+export interface Logger {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+export interface AdsServerOptions {
+  store: ResourceStore;
+  manager: ResourceManager;
+  proxyConfigs: ProxyConfigService;
+  authenticator: Authenticator;
+  insights: InsightWriter;
+  instanceId: string;
+  logger: Logger;
+  now: () => Date;
+  /** `xdsServer.dataplaneStatusFlushInterval`. */
+  flushIntervalMs: number;
+  /** Half of `metrics.dataplane.idleTimeout`: a live stream's subscription moves on a generation this often. */
+  generationIntervalMs: number;
+  /** `xdsServer.nackBackoff`. */
+  nackBackoffMs: number;
+  /** `xdsServer.dataplaneDeregistrationDelay`. */
+  deregistrationDelayMs: number;
+  /** How long a verified token is trusted before the next request checks it again. */
+  reauthenticateAfterMs: number;
+}
+
+/** A live stream of a proxy, as the admin views see it. */
+export interface ConnectedProxy {
+  readonly node: ProxyNode;
+  readonly snapshot: Snapshot | undefined;
+  readonly sent: ReadonlyMap<string, SentResources>;
+  readonly connectedAt: Date;
+}
+
+const proxyKeyText = (resourceType: string, mesh: string, name: string): string => `${resourceType}\u0000${mesh}\u0000${name}`;
+
+/** A resource body's violations as one line, for a refusal message. */
+function describeError(error: unknown): string {
+  if (error instanceof DomainError) {
+    const causes = error.violations.map((violation) => `${violation.field}: ${violation.message}`);
+    return causes.length > 0 ? causes.join('; ') : error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+class AdsStream implements ConnectedProxy {
+  private session: ProxySession | undefined;
+  private subscription: Subscription | undefined;
+  private readonly types: AdsTypeStates;
+  private queue: Promise<void> = Promise.resolve();
+  private closed = false;
+  private credential = '';
+  private verifiedAt = 0;
+  private registered = false;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private generationTimer: NodeJS.Timeout | undefined;
+  readonly connectedAt: Date;
+
+  constructor(
+    private readonly server: AdsServer,
+    private readonly call: ServerDuplexStream<DiscoveryRequest, Buffer>,
+  ) {
+    const options = server.options;
+    this.connectedAt = options.now();
+    this.types = new AdsTypeStates(
+      (message) => {
+        if (!this.closed) this.call.write(message);
+      },
+      {
+        responseSent: (typeUrl) => this.subscription?.responseSent(typeUrl),
+        responseAnswered: (typeUrl, rejected, version, error) => {
+          this.subscription?.responseAnswered(typeUrl, rejected);
+          if (rejected) options.logger.warn({ proxy: this.session?.node.id, typeUrl, version, error }, 'the proxy rejected a configuration (NACK)');
+        },
+      },
+      options.nackBackoffMs,
+      options.now,
+    );
+  }
+
+  get node(): ProxyNode {
+    if (!this.session) throw new Error('the stream has not identified its proxy yet');
+    return this.session.node;
+  }
+
+  get snapshot(): Snapshot | undefined {
+    return this.session?.snapshot;
+  }
+
+  get sent(): ReadonlyMap<string, SentResources> {
+    return this.types.sent();
+  }
+
+  take(request: DiscoveryRequest): void {
+    this.queue = this.queue.then(() => this.handle(request)).catch((error: unknown) => this.refuse(error));
+  }
+
+  private async handle(request: DiscoveryRequest): Promise<void> {
+    if (this.closed) return;
+    if (!this.session) await this.open(request);
+    else await this.checkAgain(request);
+    if (this.closed || !this.session) return;
+    if (!this.types.takeRequest(request)) return;
+    if (this.session.node.grpcClient && request.type_url === TYPE_URLS.listener) this.session.setGrpcListenerNames(request.resource_names ?? []);
+    this.types.respond(this.session.snapshot);
+  }
+
+  /** The first request: who the proxy is, whether it may connect, its resource registered, its configuration followed. */
+  private async open(request: DiscoveryRequest): Promise<void> {
+    const { options } = this.server;
+    const node = proxyNodeOf(request.node);
+    this.credential = credentialOf(this.call.metadata.get('authorization'));
+    if (this.credential === '' && node.grpcClient) this.credential = stringMetadata(node, METADATA.token) ?? '';
+    const resourceType = RESOURCE_TYPE_OF[node.proxyType];
+    const kind = getKind(resourceType);
+    const stored = await options.store.get({ type: resourceType, mesh: node.mesh, name: node.name });
+    const storedSpec = stored ? (JSON.parse(stored.spec) as DataplaneSpec) : undefined;
+    const brought = this.broughtResource(node, resourceType);
+    const spec = brought?.spec ?? storedSpec;
+    if (!spec) {
+      throw new StreamRefusal(
+        `resource "${node.id}" not found; create a ${kind.name} in the control plane first or pass it as an argument to mesh-dp`,
+      );
+    }
+    await this.authenticate(node, spec);
+    if (brought) {
+      // Replacing a registered proxy takes a token that could manage it (docs/xds.md, Registration).
+      if (storedSpec) {
+        try {
+          await this.authenticate(node, storedSpec);
+        } catch (error) {
+          throw new StreamRefusal(`you are trying to override existing proxy to which you don't have an access.: ${describeError(error)}`);
+        }
+      }
+      if (!stored || stored.spec !== JSON.stringify(brought.spec)) {
+        try {
+          await options.manager.apply(kind, { mesh: node.mesh, name: node.name }, brought.body);
+        } catch (error) {
+          throw new StreamRefusal(`could not register proxy passed in mesh-dp run: ${describeError(error)}`);
+        }
+      }
+      this.registered = true;
+    }
+    if (this.closed) return;
+    this.verifiedAt = options.now().getTime();
+    const subscription = new Subscription(options.instanceId, options.now);
+    subscription.version = proxyVersionOf(node);
+    this.subscription = subscription;
+    const session = new ProxySession(
+      {
+        proxyConfigs: options.proxyConfigs,
+        queue: this.server.queue,
+        store: options.store,
+        now: options.now,
+        onError: (error, what) => options.logger.error({ err: error }, `could not compute ${what}`),
+      },
+      node,
+      () => this.types.respond(session.snapshot),
+    );
+    this.session = session;
+    this.server.attach(this);
+    options.logger.info({ proxy: node.id, proxyType: node.proxyType, grpcClient: node.grpcClient || undefined }, 'proxy connected');
+    await session.start();
+    this.flush();
+    this.flushTimer = setInterval(() => {
+      // While configurations are being pushed the write waits for the next tick: pushes first.
+      if (subscription.dirty && this.server.queue.idle) void this.flush();
+    }, options.flushIntervalMs);
+    this.flushTimer.unref();
+    this.generationTimer = setInterval(() => subscription.advanceGeneration(), options.generationIntervalMs);
+    this.generationTimer.unref();
+  }
+
+  /** The proxy resource the node metadata carries (mesh-dp passes it through the bootstrap). */
+  private broughtResource(node: ProxyNode, resourceType: string): { body: Record<string, unknown>; spec: DataplaneSpec } | undefined {
+    const text = stringMetadata(node, METADATA.resource);
+    if (!text) return undefined;
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new StreamRefusal('could not parse the proxy resource of the node metadata: expected JSON');
+    }
+    const kind = getKind(resourceType);
+    const mesh = kind.scope === 'mesh' ? String(body.mesh ?? '') : '';
+    if (body.type !== kind.name || mesh !== node.mesh || body.name !== node.name) {
+      throw new StreamRefusal(`proxyId ${node.id} does not match proxy resource ${String(body.type)} ${mesh}.${String(body.name)}`);
+    }
+    const decoded = decodeSpec(kind, body);
+    if (!decoded.ok) throw new StreamRefusal(`invalid proxy resource: ${decoded.message}`);
+    return { body, spec: decoded.spec as DataplaneSpec };
+  }
+
+  private async authenticate(node: ProxyNode, spec: DataplaneSpec): Promise<void> {
+    const { authenticator } = this.server.options;
+    if (node.proxyType === 'dataplane') await authenticator.authenticateDataplane(this.credential, { mesh: node.mesh, name: node.name, spec });
+    else await authenticator.authenticateZoneProxy(this.credential, node.proxyType);
+  }
+
+  /** Later requests: the node stays the same, and the token is checked again once in a while (it may be revoked). */
+  private async checkAgain(request: DiscoveryRequest): Promise<void> {
+    const session = this.session;
+    if (!session) return;
+    const nodeId = typeof request.node?.id === 'string' ? request.node.id : '';
+    if (nodeId !== '' && nodeId !== session.node.id) {
+      throw new StreamRefusal(
+        `stream was authenticated for ID ${session.node.id}. Received request is for node with ID ${nodeId}. Node ID cannot be changed after stream is initialized`,
+      );
+    }
+    const { options } = this.server;
+    if (options.now().getTime() - this.verifiedAt < options.reauthenticateAfterMs) return;
+    const resourceType = session.resourceType;
+    const stored = await options.store.get({ type: resourceType, mesh: session.node.mesh, name: session.node.name });
+    if (stored) await this.authenticate(session.node, JSON.parse(stored.spec) as DataplaneSpec);
+    this.verifiedAt = options.now().getTime();
+  }
+
+  /** Writes the subscription into the proxy's insight. */
+  flush(): Promise<void> {
+    const session = this.session;
+    const subscription = this.subscription;
+    if (!session || !subscription) return Promise.resolve();
+    const mtls = session.node.proxyType === 'dataplane' && !session.node.grpcClient ? { figures: session.mtlsFigures(), regenerated: session.certificateRegenerated } : undefined;
+    session.certificateRegenerated = false;
+    return this.server.options.insights.write(session.resourceType, session.node.mesh, session.node.name, subscription, mtls);
+  }
+
+  private refuse(error: unknown): void {
+    if (this.closed) return;
+    const refusal = error instanceof StreamRefusal ? error : undefined;
+    const message = refusal ? refusal.message : `internal error: ${describeError(error)}`;
+    this.server.options.logger.warn({ proxy: this.session?.node.id, reason: message }, 'closing an xDS stream');
+    this.call.emit('error', { code: refusal?.code ?? status.INTERNAL, details: message });
+    void this.close();
+  }
+
+  /** The stream is over: the subscription is closed and written, the proxy deregistered later unless it returns. */
+  async close(shuttingDown = false): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.types.close();
+    clearInterval(this.flushTimer);
+    clearInterval(this.generationTimer);
+    const session = this.session;
+    if (!session) return;
+    session.stop();
+    this.server.detach(this);
+    this.server.options.logger.info({ proxy: session.node.id }, 'proxy disconnected');
+    this.subscription?.disconnect();
+    const flushed = this.flush();
+    if (this.registered && !shuttingDown) this.server.scheduleDeregistration(session.resourceType, session.node);
+    await flushed;
+  }
+
+  /** Ends the stream from this side (shutdown): the proxy reconnects, to this instance or another. */
+  async end(): Promise<void> {
+    const closing = this.close(true);
+    this.call.emit('error', { code: status.UNAVAILABLE, details: 'the control plane is shutting down' });
+    await closing;
+  }
+}
+
+/** Serves the ADS streams of one control plane instance. */
+export class AdsServer {
+  /** The proxies' recomputations, in turn. */
+  readonly queue = new RefreshQueue();
+  private readonly streams = new Set<AdsStream>();
+  private readonly byProxy = new Map<string, Set<AdsStream>>();
+  private readonly deregistrations = new Set<NodeJS.Timeout>();
+  private shuttingDown = false;
+
+  constructor(readonly options: AdsServerOptions) {}
+
+  /** The gRPC handler of `StreamAggregatedResources`. */
+  handleStream(call: ServerDuplexStream<DiscoveryRequest, Buffer>): void {
+    if (this.shuttingDown) {
+      call.emit('error', { code: status.UNAVAILABLE, details: 'the control plane is shutting down' });
+      return;
+    }
+    const stream = new AdsStream(this, call);
+    this.streams.add(stream);
+    call.on('data', (request: DiscoveryRequest) => stream.take(request));
+    const over = () => {
+      this.streams.delete(stream);
+      void stream.close(this.shuttingDown);
+    };
+    call.on('end', () => {
+      over();
+      call.end();
+    });
+    call.on('cancelled', over);
+    call.on('error', over);
+    call.on('close', over);
+  }
+
+  attach(stream: AdsStream): void {
+    const key = proxyKeyText(RESOURCE_TYPE_OF[stream.node.proxyType], stream.node.mesh, stream.node.name);
+    let streams = this.byProxy.get(key);
+    if (!streams) this.byProxy.set(key, (streams = new Set()));
+    streams.add(stream);
+  }
+
+  detach(stream: AdsStream): void {
+    const key = proxyKeyText(RESOURCE_TYPE_OF[stream.node.proxyType], stream.node.mesh, stream.node.name);
+    const streams = this.byProxy.get(key);
+    streams?.delete(stream);
+    if (streams?.size === 0) this.byProxy.delete(key);
+  }
+
+  /** The newest live stream of a proxy on this instance. */
+  connected(resourceType: string, mesh: string, name: string): ConnectedProxy | undefined {
+    const streams = this.byProxy.get(proxyKeyText(resourceType, mesh, name));
+    if (!streams) return undefined;
+    return [...streams].reduce<AdsStream | undefined>((newest, stream) => (!newest || stream.connectedAt >= newest.connectedAt ? stream : newest), undefined);
+  }
+
+  /** How many proxies are connected to this instance. */
+  get connectedCount(): number {
+    return this.byProxy.size;
+  }
+
+  /**
+   * Deletes a registered proxy's resource after the deregistration delay, unless it came back to
+   * this instance or connected to another meanwhile (its insight's last subscription says which).
+   */
+  scheduleDeregistration(resourceType: string, node: ProxyNode): void {
+    const { options } = this;
+    const timer = setTimeout(() => {
+      this.deregistrations.delete(timer);
+      void this.deregister(resourceType, node).catch((error: unknown) => options.logger.error({ err: error, proxy: node.id }, 'could not deregister a proxy'));
+    }, options.deregistrationDelayMs);
+    timer.unref();
+    this.deregistrations.add(timer);
+  }
+
+  private async deregister(resourceType: string, node: ProxyNode): Promise<void> {
+    if (this.shuttingDown || this.byProxy.has(proxyKeyText(resourceType, node.mesh, node.name))) return;
+    const { options } = this;
+    const insightKind = insightKindOf(resourceType);
+    const insight = await options.store.get({ type: insightKind.name, mesh: node.mesh, name: node.name });
+    const subscriptions = insight ? ((JSON.parse(insight.spec) as { subscriptions?: Array<{ controlPlaneInstanceId?: string }> }).subscriptions ?? []) : [];
+    const last = subscriptions.at(-1);
+    if (last && last.controlPlaneInstanceId !== options.instanceId) return;
+    try {
+      await options.manager.remove(getKind(resourceType), { mesh: node.mesh, name: node.name });
+      options.logger.info({ proxy: node.id }, 'proxy deregistered');
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === 'not_found')) throw error;
+    }
+  }
+
+  /**
+   * Ends every stream (they reconnect elsewhere or later) and writes their subscriptions closed.
+   * Proxies are not deregistered: they are expected back.
+   */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    for (const timer of this.deregistrations) clearTimeout(timer);
+    this.deregistrations.clear();
+    await Promise.all([...this.streams].map((stream) => stream.end()));
+    this.streams.clear();
+    await this.options.insights.drained();
+  }
+}

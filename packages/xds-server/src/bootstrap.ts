@@ -1,0 +1,333 @@
+// `POST /bootstrap` (docs/xds.md, Bootstrap): the data plane runner sends its proxy's identity,
+// resource, token and versions, and receives the Envoy bootstrap that makes Envoy connect back to
+// this server over ADS with that token; plus the runner's own settings. Statuses and messages are
+// the reference's: 422 for a missing token or an invalid resource, 400 when the address the
+// runner used is not in the server certificate, 404 when the proxy is neither passed nor stored.
+import { X509Certificate } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIpAddress, meshKind } from '@mesh/model';
+import { decodeSpec, getKind } from '@mesh/model';
+import type { ResourceStore } from '@mesh/store';
+import type { Authenticator } from './auth.js';
+import { METADATA, RESOURCE_TYPE_OF, type ProxyType } from './proxy-node.js';
+
+export interface BootstrapSettings {
+  /** `bootstrapServer.params.*`. */
+  adminAddress: string;
+  adminPort: number;
+  adminAccessLogPath: string;
+  xdsHost: string;
+  xdsPort: number;
+  xdsConnectTimeout: string;
+}
+
+export interface BootstrapOptions {
+  store: ResourceStore;
+  authenticator: Authenticator;
+  settings: BootstrapSettings;
+  /** The port ADS is served on (when `xdsPort` is 0). */
+  port: number;
+  /** The server certificate (PEM) when TLS is on: proxies verify this server with it. */
+  certificatePem: string | undefined;
+}
+
+/** The request, as the reference's runner sends it (our spelling of its product-named fields). */
+export interface BootstrapRequest {
+  mesh?: string;
+  name?: string;
+  proxyType?: string;
+  dataplaneToken?: string;
+  dataplaneTokenPath?: string;
+  dataplaneResource?: string;
+  version?: { meshDp?: Record<string, unknown>; envoy?: Record<string, unknown> };
+  caCert?: string;
+  dynamicMetadata?: Record<string, string>;
+  dnsPort?: number;
+  emptyDnsPort?: number;
+  operatingSystem?: string;
+  features?: string[];
+  resources?: { maxHeapSizeBytes?: number };
+  accessLogSocketPath?: string;
+  metricsResources?: { socketPath?: string; certPath?: string; keyPath?: string };
+}
+
+/** A refusal with the reference's status and plain-text body. */
+export class BootstrapError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const DP_TOKEN_REQUIRED =
+  "Dataplane Token is required. Generate token using 'meshctl generate dataplane-token > /path/file' and provide it via --dataplane-token-file=/path/file argument to mesh-dp";
+
+const NOT_CA =
+  "A data plane proxy is trying to verify the control plane using the certificate which is not a certificate authority (basic constraint 'CA' is set to 'false').\n" +
+  "Provide CA that was used to sign a certificate used in the control plane by using 'mesh-dp run --ca-cert-file=file' or via MESH_CONTROL_PLANE_CA_CERT_FILE";
+
+function sanMismatch(host: string, sans: readonly string[]): string {
+  return (
+    `A data plane proxy is trying to connect to the control plane using "${host}" address, but the certificate in the control plane has the following SANs ${JSON.stringify(sans)}. ` +
+    'Either change the --cp-address in mesh-dp to one of those or execute the following steps:\n' +
+    "1) Generate a new certificate with the address you are trying to use. It is recommended to use trusted Certificate Authority, but you can also generate self-signed certificates using 'meshctl generate tls-certificate --type=server --cp-hostname=" +
+    `${host}'\n` +
+    '2) Set MESH_GENERAL_TLS_CERT_FILE and MESH_GENERAL_TLS_KEY_FILE or the equivalent in the control plane config file to the new certificate.\n' +
+    '3) Restart the control plane to read the new certificate and start mesh-dp.'
+  );
+}
+
+/** DNS names and IP addresses of a certificate's SAN extension. */
+function sansOf(certificatePem: string): string[] {
+  const san = new X509Certificate(certificatePem).subjectAltName ?? '';
+  return san
+    .split(', ')
+    .map((entry) => /^(?:DNS|IP Address):(.*)$/.exec(entry)?.[1])
+    .filter((value): value is string => value !== undefined)
+    .sort();
+}
+
+const isCaCertificate = (pem: string): boolean => {
+  const certificate = new X509Certificate(pem);
+  // A self-signed certificate without basic constraints is trusted as its own anchor.
+  return certificate.ca || !/X509v3 Basic Constraints/.test(certificate.toString());
+};
+
+const SOCKET_DIR = '/tmp';
+
+export class BootstrapGenerator {
+  private readonly sans: ReadonlySet<string>;
+
+  constructor(private readonly options: BootstrapOptions) {
+    this.sans = new Set(options.certificatePem ? sansOf(options.certificatePem) : []);
+    const { xdsHost } = options.settings;
+    if (xdsHost && options.certificatePem && !this.sans.has(xdsHost)) {
+      throw new Error(
+        `hostname: ${xdsHost} set by MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST is not available in the DP Server certificate. Available hostnames: ${JSON.stringify([...this.sans])}. Change the hostname or generate certificate with proper hostname.`,
+      );
+    }
+  }
+
+  /** The response body for a request that came to `host` (the Host header without its port). */
+  async generate(request: BootstrapRequest, host: string): Promise<Record<string, unknown>> {
+    const { settings, authenticator, certificatePem } = this.options;
+    const proxyType = (request.proxyType || 'dataplane') as ProxyType;
+    if (!(proxyType in RESOURCE_TYPE_OF)) throw new BootstrapError(422, `unknown proxy type ${proxyType}`);
+    if (authenticator.requiresToken(proxyType) && !request.dataplaneToken && !request.dataplaneTokenPath) throw new BootstrapError(422, DP_TOKEN_REQUIRED);
+    if (!settings.xdsHost && certificatePem && !this.sans.has(host)) throw new BootstrapError(400, sanMismatch(host, [...this.sans]));
+    const xdsHost = settings.xdsHost || host;
+    const { resource, mesh, name } = await this.proxyResource(request, proxyType);
+    const networking = (resource.networking ?? {}) as { admin?: { port?: number }; transparentProxying?: { redirectPortInbound?: number; redirectPortOutbound?: number } };
+    const adminPort = networking.admin?.port || settings.adminPort;
+    const caPem = this.caCertificate(request);
+    const dataplane = proxyType === 'dataplane';
+    const services = dataplane ? serviceTagsOf(resource) : [];
+    const nodeId = dataplane ? `${mesh}.${name}` : `.${name}`;
+    const accessLogSocketPath = request.accessLogSocketPath || `${SOCKET_DIR}/mesh-al-${name}-${mesh}.sock`;
+    const metricsSocketPath = request.metricsResources?.socketPath || `${SOCKET_DIR}/mesh-mh-${name}-${mesh}.sock`;
+    const metadata: Record<string, unknown> = {
+      [METADATA.version]: { meshDp: request.version?.meshDp ?? {}, envoy: request.version?.envoy ?? {} },
+      [METADATA.features]: request.features ?? [],
+      [METADATA.accessLogSocketPath]: accessLogSocketPath,
+      [METADATA.metricsSocketPath]: metricsSocketPath,
+      [METADATA.metricsCertPath]: request.metricsResources?.certPath ?? '',
+      [METADATA.metricsKeyPath]: request.metricsResources?.keyPath ?? '',
+      [METADATA.adminPort]: String(adminPort),
+      [METADATA.adminAddress]: settings.adminAddress,
+      [METADATA.proxyType]: proxyType,
+    };
+    if (request.dataplaneResource) metadata[METADATA.resource] = request.dataplaneResource;
+    if (request.dnsPort) metadata[METADATA.dnsPort] = String(request.dnsPort);
+    if (request.emptyDnsPort) metadata[METADATA.dnsEmptyPort] = String(request.emptyDnsPort);
+    if (request.dynamicMetadata && Object.keys(request.dynamicMetadata).length > 0) metadata.dynamicMetadata = request.dynamicMetadata;
+    const adsService: Record<string, unknown> = { envoyGrpc: { clusterName: 'ads_cluster' } };
+    if (request.dataplaneToken) adsService.initialMetadata = [{ key: 'authorization', value: request.dataplaneToken.trim() }];
+    const adsCluster: Record<string, unknown> = {
+      name: 'ads_cluster',
+      type: isIpAddress(xdsHost) ? 'STATIC' : 'STRICT_DNS',
+      connectTimeout: settings.xdsConnectTimeout,
+      lbPolicy: 'ROUND_ROBIN',
+      upstreamConnectionOptions: { tcpKeepalive: { keepaliveProbes: 3, keepaliveTime: 10, keepaliveInterval: 10 } },
+      typedExtensionProtocolOptions: {
+        'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+          '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+          explicitHttpConfig: { http2ProtocolOptions: {} },
+        },
+      },
+      loadAssignment: {
+        clusterName: 'ads_cluster',
+        endpoints: [{ lbEndpoints: [{ endpoint: { address: { socketAddress: { address: xdsHost, portValue: settings.xdsPort || this.options.port } } } }] }],
+      },
+    };
+    const secrets: unknown[] = [];
+    if (certificatePem) {
+      adsCluster.transportSocket = {
+        name: 'envoy.transport_sockets.tls',
+        typedConfig: {
+          '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+          sni: xdsHost,
+          commonTlsContext: { tlsParams: { tlsMinimumProtocolVersion: 'TLSv1_2' }, validationContextSdsSecretConfig: { name: 'cp_validation_ctx' } },
+        },
+      };
+      secrets.push({
+        name: 'cp_validation_ctx',
+        validationContext: {
+          matchTypedSubjectAltNames: ['DNS', 'IP_ADDRESS'].map((sanType) => ({ sanType, matcher: { exact: xdsHost } })),
+          trustedCa: { inlineBytes: Buffer.from(caPem ?? certificatePem).toString('base64') },
+        },
+      });
+    }
+    const bootstrap = {
+      node: { id: nodeId, cluster: dataplane ? (services[0] ?? 'unknown') : proxyType, metadata },
+      layeredRuntime: { layers: [{ name: 'mesh', staticLayer: { 're2.max_program_size.error_level': 4294967295, 're2.max_program_size.warn_level': 1000 } }] },
+      dynamicResources: {
+        ldsConfig: { ads: {}, resourceApiVersion: 'V3' },
+        cdsConfig: { ads: {}, resourceApiVersion: 'V3' },
+        adsConfig: { apiType: 'GRPC', transportApiVersion: 'V3', setNodeOnFirstMessageOnly: true, grpcServices: [adsService] },
+      },
+      staticResources: { clusters: [adsCluster], ...(secrets.length > 0 ? { secrets } : {}) },
+      admin: {
+        address: { socketAddress: { address: settings.adminAddress, portValue: adminPort } },
+        ...(settings.adminAccessLogPath
+          ? {
+              accessLog: [
+                {
+                  name: 'envoy.access_loggers.file',
+                  typedConfig: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: settings.adminAccessLogPath },
+                },
+              ],
+            }
+          : {}),
+      },
+    };
+    const transparentProxy = Boolean(networking.transparentProxying?.redirectPortInbound && networking.transparentProxying.redirectPortOutbound);
+    return {
+      // JSON is YAML: Envoy reads it from the file the runner writes.
+      bootstrap: Buffer.from(JSON.stringify(bootstrap, null, 2)).toString('base64'),
+      meshSidecarConfiguration: { networking: { isUsingTransparentProxy: transparentProxy }, metrics: { aggregate: [] } },
+    };
+  }
+
+  /** The proxy resource passed in the request (validated), else the stored one. */
+  private async proxyResource(request: BootstrapRequest, proxyType: ProxyType): Promise<{ resource: Record<string, unknown>; mesh: string; name: string }> {
+    const kind = getKind(RESOURCE_TYPE_OF[proxyType]);
+    if (request.dataplaneResource) {
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(request.dataplaneResource) as Record<string, unknown>;
+      } catch {
+        throw new BootstrapError(422, 'dataplaneResource: expected the resource as JSON');
+      }
+      if (body.type !== kind.name) throw new BootstrapError(422, `invalid resource: expected a ${kind.name}, got ${JSON.stringify(body.type)}`);
+      const decoded = decodeSpec(kind, body);
+      if (!decoded.ok) throw new BootstrapError(422, decoded.message);
+      const violations = kind.validate(decoded.spec);
+      if (violations.length > 0) throw new BootstrapError(422, violations.map((violation) => `${violation.field}: ${violation.message}`).join('; '));
+      const mesh = kind.scope === 'mesh' ? String(body.mesh ?? '') : '';
+      const name = String(body.name ?? '');
+      const networking = decoded.spec.networking as { transparentProxying?: unknown; outbound?: unknown[] } | undefined;
+      if (networking?.transparentProxying && (networking.outbound ?? []).length > 0) {
+        throw new BootstrapError(422, 'outbound: should be empty since dataplane is in Transparent Proxying mode');
+      }
+      if (kind.scope === 'mesh' && !(await this.options.store.get({ type: meshKind.name, mesh: '', name: mesh }))) {
+        throw new BootstrapError(422, `mesh: mesh "${mesh}" does not exist`);
+      }
+      return { resource: decoded.spec, mesh, name };
+    }
+    const mesh = kind.scope === 'mesh' ? (request.mesh ?? '') : '';
+    const name = request.name ?? '';
+    const stored = await this.options.store.get({ type: kind.name, mesh, name });
+    if (!stored) throw new BootstrapError(404, '');
+    return { resource: JSON.parse(stored.spec) as Record<string, unknown>, mesh, name };
+  }
+
+  /** The CA the proxy verifies this server with: the runner's (`--ca-cert-file`), else the server's own certificate. */
+  private caCertificate(request: BootstrapRequest): string | undefined {
+    const pem = request.caCert || this.options.certificatePem;
+    if (!pem) return undefined;
+    let ca: boolean;
+    try {
+      ca = isCaCertificate(pem);
+    } catch {
+      throw new BootstrapError(500, `could not parse certificate from ${request.caCert ? 'request .CaCert' : 'the server certificate'}`);
+    }
+    if (!ca) throw new BootstrapError(400, NOT_CA);
+    return pem;
+  }
+}
+
+function serviceTagsOf(resource: Record<string, unknown>): string[] {
+  const networking = (resource.networking ?? {}) as { inbound?: Array<{ tags?: Record<string, string> }>; gateway?: { tags?: Record<string, string> } };
+  const services = [...(networking.inbound ?? []).map((inbound) => inbound.tags?.['mesh.io/service']), networking.gateway?.tags?.['mesh.io/service']];
+  return services.filter((service): service is string => service !== undefined).sort();
+}
+
+const MAX_BODY = 1024 * 1024;
+
+/** The HTTP/1.1 side of the port: `POST /bootstrap`, nothing else. */
+export function bootstrapHandler(generator: BootstrapGenerator, onError: (error: unknown) => void) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const send = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
+      res.writeHead(code, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/bootstrap') {
+      send(404, '404: Page Not Found');
+      return;
+    }
+    if (req.method !== 'POST') {
+      res.setHeader('allow', 'POST');
+      send(405, 'Method Not Allowed');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        send(413, 'Request Entity Too Large');
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (res.headersSent) return;
+      let request: BootstrapRequest;
+      try {
+        request = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BootstrapRequest;
+        if (request === null || typeof request !== 'object' || Array.isArray(request)) throw new Error('not an object');
+      } catch {
+        send(400, 'could not parse the request: expected a JSON object');
+        return;
+      }
+      const host = hostOf(req.headers.host ?? '');
+      generator.generate(request, host).then(
+        (body) => {
+          if (req.headers.accept === 'application/json') send(200, JSON.stringify(body), 'application/json');
+          // Older runners read the bootstrap itself.
+          else send(200, Buffer.from(String(body.bootstrap), 'base64').toString('utf8'), 'text/x-yaml');
+        },
+        (error: unknown) => {
+          if (error instanceof BootstrapError) {
+            send(error.status, error.message);
+            return;
+          }
+          onError(error);
+          send(500, '');
+        },
+      );
+    });
+  };
+}
+
+/** The host of a Host header, without its port (IPv6 brackets removed). */
+function hostOf(header: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(header);
+  if (bracketed) return bracketed[1] ?? '';
+  const colon = header.lastIndexOf(':');
+  return colon >= 0 && header.indexOf(':') === colon ? header.slice(0, colon) : header;
+}

@@ -1,0 +1,6 @@
+// The data plane server: ADS for proxies, `POST /bootstrap`, proxy insights and the live views of
+// connected proxies. See README.md.
+export { DataplaneServer, type DataplaneServerOptions, type Leadership } from './dp-server.js';
+export type { AuthnType } from './auth.js';
+export type { BootstrapSettings } from './bootstrap.js';
+export type { Logger } from './ads-server.js';

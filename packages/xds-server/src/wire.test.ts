@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { decodeMessage } from './envoy-protos.js';
+import { encodeDiscoveryResponse, encodeResource, versionOf } from './wire.js';
+
+const LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Listener';
+const CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+
+/** A listener as the renderer writes one: a Struct in its metadata, an Any holding a message with durations. */
+const listener = {
+  '@type': LISTENER,
+  name: 'outbound:127.0.0.1:10001',
+  address: { socketAddress: { address: '127.0.0.1', portValue: 10001 } },
+  trafficDirection: 'OUTBOUND',
+  metadata: { filterMetadata: { 'io.mesh.tags': { 'mesh.io/service': 'backend', weight: 3, on: true, list: ['a'] } } },
+  filterChains: [
+    {
+      filters: [
+        {
+          name: 'envoy.filters.network.http_connection_manager',
+          typedConfig: {
+            '@type': HCM,
+            statPrefix: 'backend',
+            streamIdleTimeout: '1800.5s',
+            routeConfig: { name: 'outbound:backend', virtualHosts: [{ name: 'backend', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }] }] },
+          },
+        },
+      ],
+    },
+  ],
+};
+
+const anyOf = (any: Buffer) => decodeMessage('google.protobuf.Any', any) as { type_url: string; value: Uint8Array };
+
+describe('resources on the wire', () => {
+  it("encodes a rendered resource so Envoy's own messages decode it back, nested Anys, Structs and durations included", () => {
+    const encoded = encodeResource(listener.name, listener);
+    const any = anyOf(encoded.any);
+    expect(any.type_url).toBe(LISTENER);
+    const decoded = decodeMessage('envoy.config.listener.v3.Listener', any.value) as Record<string, any>;
+    expect(decoded.name).toBe('outbound:127.0.0.1:10001');
+    expect(decoded.traffic_direction).toBe('OUTBOUND');
+    expect(decoded.metadata.filter_metadata['io.mesh.tags'].fields).toEqual({
+      'mesh.io/service': { stringValue: 'backend' },
+      weight: { numberValue: 3 },
+      on: { boolValue: true },
+      list: { listValue: { values: [{ stringValue: 'a' }] } },
+    });
+    const typed = decoded.filter_chains[0].filters[0].typed_config as { type_url: string; value: Uint8Array };
+    expect(typed.type_url).toBe(HCM);
+    const hcm = decodeMessage('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', typed.value) as Record<string, any>;
+    expect(hcm.stream_idle_timeout).toEqual({ seconds: '1800', nanos: 500_000_000 });
+    expect(hcm.route_config.virtual_hosts[0].routes[0].route.cluster).toBe('backend');
+  });
+
+  it('encodes wrapped scalars and 64-bit integers, and refuses a field the message does not have', () => {
+    const cluster = {
+      '@type': CLUSTER,
+      name: 'backend',
+      type: 'EDS',
+      connectTimeout: '5s',
+      circuitBreakers: { thresholds: [{ maxConnections: 1024 }] },
+      edsClusterConfig: { edsConfig: { ads: {}, resourceApiVersion: 'V3' } },
+    };
+    const decoded = decodeMessage('envoy.config.cluster.v3.Cluster', anyOf(encodeResource('backend', cluster).any).value) as Record<string, any>;
+    expect(decoded.circuit_breakers.thresholds[0].max_connections).toEqual({ value: 1024 });
+    expect(decoded.connect_timeout).toMatchObject({ seconds: '5' });
+    expect(decoded.eds_cluster_config.eds_config.resource_api_version).toBe('V3');
+    expect(() => encodeResource('bad', { '@type': CLUSTER, name: 'bad', nonsense: 1 })).toThrow(/nonsense: unknown field of \.envoy\.config\.cluster\.v3\.Cluster/);
+  });
+
+  it('encodes equal resources once, and versions resources by content', () => {
+    const cluster = { '@type': CLUSTER, name: 'a', connectTimeout: '1s' };
+    const same = encodeResource('a', { ...cluster });
+    // Another proxy's equal cluster: the same encoding, the same version.
+    expect(encodeResource('a', cluster)).toBe(same);
+    expect(versionOf([same])).toBe(versionOf([encodeResource('a', cluster)]));
+    expect(encodeResource('b', { ...cluster, name: 'b' }).digest).not.toBe(same.digest);
+    expect(versionOf([encodeResource('a', { ...cluster, connectTimeout: '2s' })])).not.toBe(versionOf([same]));
+    expect(versionOf([])).not.toBe(versionOf([same]));
+  });
+
+  it('assembles discovery responses Envoy decodes', () => {
+    const resource = encodeResource(listener.name, listener);
+    const response = decodeMessage(
+      'envoy.service.discovery.v3.DiscoveryResponse',
+      encodeDiscoveryResponse({ versionInfo: 'v1', resources: [resource, resource], typeUrl: LISTENER, nonce: '7' }),
+    ) as Record<string, any>;
+    expect(response).toMatchObject({ version_info: 'v1', type_url: LISTENER, nonce: '7' });
+    expect(response.resources).toHaveLength(2);
+    expect(response.resources[1].type_url).toBe(LISTENER);
+  });
+});

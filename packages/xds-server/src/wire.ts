@@ -1,0 +1,83 @@
+// Discovery responses assembled from resources encoded once: a response is a few header fields
+// around the resources' `Any` bytes, so a resource shared by many proxies (a cluster's endpoints)
+// is encoded once and copied into each response.
+import { createHash, hash } from 'node:crypto';
+import { encodeMessage } from './envoy-protos.js';
+
+/** One resource as it travels: its name, its `Any` message bytes, and a digest of them. */
+export interface EncodedResource {
+  readonly name: string;
+  readonly any: Buffer;
+  readonly digest: string;
+}
+
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest > 0x7f) {
+    bytes.push((rest & 0x7f) | 0x80);
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(rest);
+  return Buffer.from(bytes);
+}
+
+/** A length-delimited field (wire type 2): strings, bytes and messages. */
+function lengthDelimited(field: number, payload: Buffer): Buffer[] {
+  return [varint((field << 3) | 2), varint(payload.length), payload];
+}
+
+const text = (value: string): Buffer => Buffer.from(value, 'utf8');
+
+const encodedByObject = new WeakMap<object, EncodedResource>();
+
+/**
+ * Encodings by content. Proxies of one service render equal outbound listeners, and the consumers
+ * of a service equal clusters: after a change each distinct resource is encoded once, not once
+ * per proxy. Bounded: the oldest entries go first (a re-render refreshes what is still in use).
+ */
+const encodedByContent = new Map<string, EncodedResource>();
+const CONTENT_CACHE_LIMIT = 50_000;
+
+/**
+ * A rendered resource as an `Any` (type URL and message bytes). Resources are read-only and often
+ * shared, so the encoding is kept with the object, and with its content.
+ */
+export function encodeResource(name: string, resource: Record<string, unknown>): EncodedResource {
+  const known = encodedByObject.get(resource);
+  if (known && known.name === name) return known;
+  // Keyed by a digest of the JSON: the text itself would hold kilobytes per entry.
+  const content = hash('sha256', `${name}\u0000${JSON.stringify(resource)}`, 'base64');
+  let encoded = encodedByContent.get(content);
+  if (encoded) {
+    encodedByContent.delete(content);
+  } else {
+    const typeUrl = String(resource['@type']);
+    const any = Buffer.concat([...lengthDelimited(1, text(typeUrl)), ...lengthDelimited(2, Buffer.from(encodeMessage(name, resource)))]);
+    encoded = { name, any, digest: hash('sha256', any, 'base64url').slice(0, 16) };
+    if (encodedByContent.size >= CONTENT_CACHE_LIMIT) encodedByContent.delete(encodedByContent.keys().next().value as string);
+  }
+  encodedByContent.set(content, encoded);
+  encodedByObject.set(resource, encoded);
+  return encoded;
+}
+
+/**
+ * The version of a set of resources: a digest of their names and contents, so equal
+ * configurations have equal versions on every instance of the control plane.
+ */
+export function versionOf(resources: readonly EncodedResource[]): string {
+  const digest = createHash('sha256');
+  for (const resource of resources) digest.update(resource.name).update('\u0000').update(resource.digest).update('\u0000');
+  return digest.digest('base64url').slice(0, 22);
+}
+
+/** envoy.service.discovery.v3.DiscoveryResponse: version_info (1), resources (2), type_url (4), nonce (5). */
+export function encodeDiscoveryResponse(response: { versionInfo: string; resources: readonly EncodedResource[]; typeUrl: string; nonce: string }): Buffer {
+  const parts: Buffer[] = [];
+  if (response.versionInfo) parts.push(...lengthDelimited(1, text(response.versionInfo)));
+  for (const resource of response.resources) parts.push(...lengthDelimited(2, resource.any));
+  parts.push(...lengthDelimited(4, text(response.typeUrl)));
+  parts.push(...lengthDelimited(5, text(response.nonce)));
+  return Buffer.concat(parts);
+}

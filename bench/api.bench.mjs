@@ -13,10 +13,10 @@ import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { children, freePort, quantile } from './common.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
@@ -93,20 +93,7 @@ async function seedInsights(workDir) {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
-const children = new Set();
-process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 
 /** Spawns `node args…`, keeps the tail of its output for error messages. */
 function spawnNode(args, env) {
@@ -136,6 +123,7 @@ async function startControlPlane(workDir) {
     MESH_API_SERVER_HTTPS_PORT: String(ports.https),
     MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
     MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
+    MESH_DP_SERVER_PORT: '0',
   });
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -311,7 +299,6 @@ function putSequence(bodyOf) {
   ];
 }
 
-const percentile = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]);
 
 /** One autocannon run; latencies come from the `response` event because autocannon's own histogram counts whole milliseconds. */
 async function run(server, scenario, requests, duration, record) {
@@ -334,8 +321,8 @@ async function run(server, scenario, requests, duration, record) {
   const sorted = Float64Array.from(latencies).sort();
   return {
     rps: result.requests.total / seconds,
-    p50: percentile(sorted, 0.5),
-    p99: percentile(sorted, 0.99),
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
     bad: result.non2xx + result.errors + result.timeouts + result.mismatches,
     // The server's own CPU per request does not depend on how much CPU the load generator took.
     cpuUs: (cpu / result.requests.total) * 1e6,

@@ -8,10 +8,10 @@
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { children, freePort, quantile } from './common.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
@@ -21,18 +21,7 @@ const SEEDED = 1_000;
 
 const { startPostgresServer } = await import(pathToFileURL(join(root, 'packages', 'store-postgres', 'dist', 'testing', 'index.js')).href);
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 
-const children = new Set();
-process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
 
 async function startZone(env) {
   const ports = { http: await freePort(), https: await freePort(), diagnostics: await freePort() };
@@ -44,6 +33,8 @@ async function startZone(env) {
       MESH_API_SERVER_HTTPS_PORT: String(ports.https),
       MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
       MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
+      // Every instance's data plane server on a free port (several run at once).
+      MESH_DP_SERVER_PORT: '0',
       ...env,
     },
     stdio: 'ignore',
@@ -90,7 +81,6 @@ async function scenarios(label, url) {
   return { write, one, page };
 }
 
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 async function propagation(from, to) {
   const times = [];

@@ -1,18 +1,20 @@
 #!/usr/bin/env node
 // Proxy configuration benchmark: a mesh of 5,000 dataplanes over 500 services with 1,000
 // policies in an in-memory store, matched and rendered by @mesh/proxy-config, then changed one
-// resource at a time. Each figure is printed next to a baseline measured in the same run (the
-// matcher and renderer called directly from scratch; JSON.stringify of the output as a physical
-// floor) and the target. Uses the built packages; asserts nothing. See bench/README.md.
+// resource at a time; then the same mesh with 500 targetRef policies more, from a cold service.
+// Each figure is printed next to a baseline measured in the same run (the matcher and renderer
+// called directly from scratch; JSON.stringify of the output as a physical floor; the figures
+// without targetRef policies) and the target. Uses the built packages; asserts nothing. See
+// bench/README.md.
 import { dirname, join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const load = (pkg) => import(pathToFileURL(join(root, 'packages', pkg, 'dist', 'index.js')).href);
-const { decodeSpec, getKind } = await load('model');
+const { decodeSpec, getKind, targetRefPolicyKinds } = await load('model');
 const { SqliteResourceStore } = await load('store-sqlite');
-const { indexPolicies, matchPolicies } = await load('policy-matcher');
+const { indexPolicies, indexTargetRefPolicies, matchPolicies, matchTargetRefPolicies, targetRefProxyOf } = await load('policy-matcher');
 const { prepareMeshContext, renderProxyConfig } = await load('xds-renderer');
 const { ProxyConfigService } = await load('proxy-config');
 
@@ -138,11 +140,11 @@ directFullRecompute();
 collectGarbage();
 
 // --- The service, from a cold start ----------------------------------------------------------
-const service = new ProxyConfigService({ store });
+let service = new ProxyConfigService({ store });
 const startedAt = performance.now();
 await service.start();
 const startMs = performance.now() - startedAt;
-const mesh = service.mesh(MESH);
+let mesh = service.mesh(MESH);
 const names = mesh.dataplaneNames();
 const firstMatch = timed(() => mesh.match(names[0]));
 const oneMatch = [];
@@ -220,4 +222,114 @@ if (heapRendered !== undefined) {
 } else console.log('  (run with node --expose-gc for heap figures)');
 
 await service.stop();
+// The configurations above are not kept while the next ones are measured.
+service = undefined;
+mesh = undefined;
+collectGarbage();
+
+// --- The same mesh with targetRef policies ---------------------------------------------------
+const meshRef = { kind: 'Mesh' };
+const serviceRef = (index) => ({ kind: 'MeshService', name: serviceName(index) });
+const meshTimeoutBody = (i, connectionTimeout = '5s') => ({ targetRef: serviceRef(i), to: [{ targetRef: meshRef, default: { connectionTimeout, http: { requestTimeout: '15s' } } }] });
+const meshTraceBody = (overall = 10) => ({ targetRef: meshRef, default: { backends: [{ type: 'Zipkin', zipkin: { url: 'http://zipkin:9411/api/v2/spans' } }], sampling: { overall } } });
+
+/** 500 targetRef policies of every kind: most per service, a few mesh-wide. */
+function targetRefPolicies() {
+  const list = [
+    ['MeshTrace', 'trace', meshTraceBody()],
+    ['MeshAccessLog', 'logs', { targetRef: meshRef, to: [{ targetRef: meshRef, default: { backends: [{ type: 'File', file: { path: '/tmp/out.log' } }] } }] }],
+    ['MeshProxyPatch', 'patch', { targetRef: meshRef, default: { appendModifications: [{ cluster: { match: { origin: 'outbound' }, operation: 'Patch', value: 'perConnectionBufferLimitBytes: 65536' } }] } }],
+  ];
+  const add = (type, count, name, body) => {
+    for (let i = 0; i < count; i++) list.push([type, `${name}-${i}`, body(i)]);
+  };
+  add('MeshHTTPRoute', 100, 'mhr', (i) => ({
+    targetRef: meshRef,
+    to: [{ targetRef: serviceRef(i), rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/api' } }], default: { backendRefs: ['v1', 'v2'].map((version) => ({ kind: 'MeshServiceSubset', name: serviceName(i), tags: { version }, weight: 50 })) } }] }],
+  }));
+  add('MeshTimeout', 100, 'mt', (i) => meshTimeoutBody(i * 5));
+  add('MeshTrafficPermission', 100, 'mtp', (i) => ({ targetRef: serviceRef(i), from: [{ targetRef: serviceRef(i + 1), default: { action: 'Allow' } }] }));
+  add('MeshRetry', 40, 'mr', (i) => ({ targetRef: meshRef, to: [{ targetRef: serviceRef(i * 7), default: { http: { numRetries: 3 } } }] }));
+  add('MeshCircuitBreaker', 40, 'mcb', (i) => ({ targetRef: meshRef, to: [{ targetRef: serviceRef(i * 7 + 1), default: { connectionLimits: { maxConnections: 100 } } }] }));
+  add('MeshHealthCheck', 40, 'mhc', (i) => ({ targetRef: meshRef, to: [{ targetRef: serviceRef(i * 7 + 2), default: { http: { path: '/health' } } }] }));
+  add('MeshLoadBalancingStrategy', 20, 'mlb', (i) => ({ targetRef: meshRef, to: [{ targetRef: serviceRef(i * 11), default: { loadBalancer: { type: 'LeastRequest' } } }] }));
+  add('MeshRateLimit', 20, 'mrl', (i) => ({ targetRef: serviceRef(i * 13), from: [{ targetRef: meshRef, default: { local: { http: { requestRate: { num: 100, interval: '1s' } } } } }] }));
+  add('MeshFaultInjection', 20, 'mfi', (i) => ({ targetRef: serviceRef(i * 17), from: [{ targetRef: meshRef, default: { http: [{ delay: { value: '1s', percentage: 1 } }] } }] }));
+  add('MeshTCPRoute', 17, 'mtr', (i) => ({ targetRef: meshRef, to: [{ targetRef: serviceRef(i * 19) }] }));
+  return list;
+}
+
+const targetRefResources = targetRefPolicies().map(([type, name, body]) => ({ type, mesh: MESH, name, spec: specText(type, body) }));
+await store.createMissing(targetRefResources);
+console.log(`\nwith ${targetRefResources.length} targetRef policies more, of every kind, on a service started cold`);
+
+const targetRefByKind = {};
+for (const kind of targetRefPolicyKinds()) {
+  targetRefByKind[kind.name] = (await parsed(kind.name)).map((r) => ({ mesh: r.mesh, name: r.name, creationTime: r.creationTime, modificationTime: r.modificationTime, spec: JSON.parse(r.spec) }));
+}
+
+/** Every proxy matched (both policy systems), then rendered, by the packages alone. */
+function directWithTargetRef() {
+  const context = prepareMeshContext({ snapshot: { mesh: MESH, meshSpec, policies: byKind, externalServices: [] }, dataplanes });
+  const index = indexPolicies(context.state.snapshot);
+  const targetRefIndex = indexTargetRefPolicies({ mesh: MESH, policies: targetRefByKind });
+  const matched = timed(() => dataplanes.map((dp) => [matchPolicies(dp, index), matchTargetRefPolicies(targetRefProxyOf(dp, index), targetRefIndex)]));
+  const rendered = timed(() => dataplanes.map((dp, at) => renderProxyConfig({ context, dataplane: dp, policies: matched.result[at][0], targetRef: matched.result[at][1] })));
+  return { matchMs: matched.ms, renderMs: rendered.ms };
+}
+directWithTargetRef();
+collectGarbage();
+
+const withTargetRef = new ProxyConfigService({ store });
+await withTargetRef.start();
+const meshWith = withTargetRef.mesh(MESH);
+const matchAllWith = timed(() => {
+  for (const name of names) meshWith.match(name);
+});
+const oneRenderWith = [];
+const renderAllWith = timed(() => {
+  for (const name of names) {
+    const t = performance.now();
+    meshWith.proxyConfig(name);
+    if (oneRenderWith.length < SAMPLES) oneRenderWith.push(performance.now() - t);
+  }
+});
+const fullWithMs = matchAllWith.ms + renderAllWith.ms;
+const rssWith = rssMb();
+const directWith = directWithTargetRef();
+const stringifyOneWith = median(names.slice(0, SAMPLES).map((name) => timed(() => JSON.stringify(meshWith.proxyConfig(name))).ms));
+const rulesPerProxy = meshWith.targetRefMatch(names[0]).kinds.length;
+
+console.log('from scratch (cold service)                        service   baseline');
+row('render one dataplane, rules built (median)', fmt(median(oneRenderWith)), fmt(median(oneRender)), 'without targetRef policies', ratio(median(oneRenderWith), median(oneRender)));
+row('', '', fmt(stringifyOneWith), 'JSON.stringify of it', ratio(median(oneRenderWith), stringifyOneWith));
+row(`match + rules + render all ${DATAPLANES.toLocaleString('en-US')}`, fmt(fullWithMs), fmt(fullMs), 'without targetRef policies', ratio(fullWithMs, fullMs));
+row('', '', fmt(directWith.matchMs + directWith.renderMs), 'matcher + renderer direct', ratio(fullWithMs, directWith.matchMs + directWith.renderMs));
+row('', '', fmt(TARGET_MS), 'target', fullWithMs < TARGET_MS ? 'MEETS target' : 'MISSES target');
+console.log(`  ${rulesPerProxy} targetRef kinds select ${names[0]}; RSS ${rssWith.toFixed(0)} MB`);
+
+/** As `absorb`, on the service with targetRef policies, counting the proxies whose rules were built again. */
+async function absorbWith(label, write) {
+  const runs = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const before = { ...withTargetRef.counters };
+    await write(round);
+    const t = performance.now();
+    await withTargetRef.settled();
+    const current = withTargetRef.mesh(MESH);
+    for (const name of current.dataplaneNames()) current.proxyConfig(name);
+    const counters = withTargetRef.counters;
+    runs.push({ ms: performance.now() - t, rules: counters.targetRefMatched - before.targetRefMatched, rendered: counters.rendered - before.rendered, of: current.dataplaneNames().length });
+  }
+  const typical = median(runs.map((run) => run.ms));
+  const { rules, rendered, of } = runs[0];
+  row(label, fmt(typical), fmt(fullWithMs), 'full recompute', `${ratio(typical, fullWithMs)}; first ${fmt(runs[0].ms)}; rules ${rules}, rendered ${rendered} of ${of}`);
+}
+
+console.log(`\nabsorbing one change with targetRef policies (median of ${ROUNDS})         baseline`);
+await absorbWith('MeshTimeout of one service (mt-3)', (round) => update(store, 'MeshTimeout', 'mt-3', meshTimeoutBody(15, `${round + 6}s`)));
+await absorbWith('Timeout of one service (timeout-3)', (round) => update(store, 'Timeout', 'timeout-3', timeoutBody(3, `${round + 11}s`)));
+await absorbWith('mesh-wide MeshTrace (reaches all)', (round) => update(store, 'MeshTrace', 'trace', meshTraceBody(20 + round)));
+
+await withTargetRef.stop();
 await store.close();

@@ -1,5 +1,5 @@
-// Keeps the package graph one way: apps -> control-plane -> (store-sqlite, store-postgres, http-api) ->
-// (resource-manager, insights, proxy-config, store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
+// Keeps the package graph one way: apps -> control-plane -> (store-sqlite, store-postgres, http-api, kds,
+// xds-server) -> (resource-manager, tokens, insights, proxy-config, store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -15,11 +15,17 @@ const ALLOWED = {
   '@mesh/tokens': ['@mesh/model', '@mesh/store', '@mesh/resource-manager'],
   '@mesh/proxy-config': ['@mesh/model', '@mesh/store', '@mesh/policy-matcher', '@mesh/xds-renderer'],
   '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/tokens', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api'],
+  // Zone sync between the global and its zones.
+  '@mesh/kds': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/tokens'],
+  // The data plane server: xDS for proxies, fed by the proxy configurations.
+  '@mesh/xds-server': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/tokens', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
+  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api', '@mesh/kds', '@mesh/xds-server'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
   // The command-line client speaks HTTP only: it reads the kind registry, nothing else of ours.
   '@mesh/meshctl': ['@mesh/model'],
+  // The data plane runner speaks HTTP to the control plane and starts Envoy: nothing of ours.
+  '@mesh/dp': [],
 };
 
 // Further packages a package's tests may use (devDependencies only).
@@ -34,6 +40,10 @@ const ALLOWED_IN_TESTS = {
   '@mesh/proxy-config': ['@mesh/store-sqlite'],
   '@mesh/resource-manager': ['@mesh/store-sqlite'],
   '@mesh/tokens': ['@mesh/store-sqlite'],
+  '@mesh/kds': ['@mesh/store-sqlite'],
+  '@mesh/xds-server': ['@mesh/store-sqlite'],
+  // Its end-to-end tests start the zone binary (and its helpers) beside the proxies.
+  '@mesh/dp': ['@mesh/zone'],
 };
 
 const internalOf = (dependencies) => Object.keys(dependencies ?? {}).filter((d) => d.startsWith('@mesh/'));

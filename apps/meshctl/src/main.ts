@@ -4,7 +4,6 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { KINDS, type AnyKind } from '@mesh/model';
 import { Argument, Command, Option } from 'commander';
-import { generate } from 'selfsigned';
 import { parseAllDocuments } from 'yaml';
 import { ApiClient, describeApiError } from './client.js';
 import { configPath, currentControlPlane, readClientConfig, UserError, writeClientConfig, type ClientConfig } from './config.js';
@@ -410,6 +409,8 @@ generateCommand
   .requiredOption('--cert-file <file>', 'where to write the certificate')
   .requiredOption('--key-file <file>', 'where to write the key')
   .action(async (options: { type: string; hostname: string[]; certFile: string; keyFile: string }) => {
+    // Loaded on use: the certificate library is the heaviest module, and only this command needs it.
+    const { generate } = await import('selfsigned');
     const pems = await generate([{ name: 'commonName', value: options.hostname[0] ?? 'localhost' }], {
       keySize: 2048,
       algorithm: 'sha256',

@@ -36,7 +36,7 @@ describe('mesh-zone command line', () => {
 });
 
 describe('a running mesh-zone', () => {
-  it('says where it is on stderr, and counts requests by route, resources by kind and proxies by status in /metrics', async () => {
+  it('says where it is on stderr, and counts requests by route, store operations, resources by kind and proxies by status in /metrics', async () => {
     const cp = await startControlPlane();
     try {
       expect(cp.output()).toMatch(/mesh-zone .* is running \(standalone\)/);
@@ -44,8 +44,12 @@ describe('a running mesh-zone', () => {
       const metrics = async () => (await fetch(`http://127.0.0.1:${cp.ports.diagnostics}/metrics`)).text();
       const count = (text: string, pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
       const ROUTE_COUNT = /api_server_http_request_duration_seconds_count\{handler="\/meshes\/\{mesh\}\/traffic-routes\/\{name\}",method="PUT",code="201"\} (\d+)/;
+      // The reference's store histogram: `store` by operation and resource type.
+      const STORE_CREATES = /^store_count\{operation="create",resource_type="TrafficRoute"\} (\d+)$/m;
+      const STORE_READS = /^store_count\{operation="get",resource_type="Mesh"\} (\d+)$/m;
       const before = await metrics();
       expect(before).toContain('process_resident_memory_bytes');
+      expect(before).toContain('# TYPE store histogram');
       expect(before).toMatch(/resources_count\{resource_type="Mesh",mesh=""\} 1/);
       expect(before).toMatch(/dataplanes\{status="online"\} 0/);
       for (const name of ['a', 'b']) {
@@ -54,12 +58,17 @@ describe('a running mesh-zone', () => {
       }
       const after = await metrics();
       expect(count(after, ROUTE_COUNT) - count(before, ROUTE_COUNT)).toBe(2);
+      expect(count(after, STORE_CREATES) - count(before, STORE_CREATES)).toBe(2);
+      expect(after).toMatch(/^store_bucket\{le="\+Inf",operation="create",resource_type="TrafficRoute"\} \d+$/m);
+      expect(after).toMatch(/^store_sum\{operation="create",resource_type="TrafficRoute"\} \d/m);
       expect(after).toMatch(/resources_count\{resource_type="TrafficRoute",mesh="default"\} 3/);
       expect(after).toMatch(/zones\{status="online"\} 0/);
 
       // One log line per request, carrying the caller's request id, which the answer echoes.
       const traced = await fetch(`${cp.url}/meshes/default`, { headers: { 'x-request-id': 'trace-123', authorization: 'Bearer not-logged' } });
       expect(traced.headers.get('x-request-id')).toBe('trace-123');
+      // Reads are timed too.
+      expect(count(await metrics(), STORE_READS)).toBeGreaterThan(count(after, STORE_READS));
       let line: string | undefined;
       for (let i = 0; i < 100 && !line; i++) {
         line = cp.output().split('\n').find((l) => l.includes('"trace-123"'));

@@ -86,7 +86,8 @@ describe('mesh-zone, standalone', () => {
           dataplane: { networking: { address: '10.0.0.1', inbound: [{ port: 8080, tags: { 'mesh.io/service': 'web', version: 'v1' } }] } },
         },
       ],
-      next: `${cp.url}/meshes/default/dataplanes+insights?offset=1&size=1&tag=mesh.io%2Fservice%3Aweb`,
+      // A cursor after the page's last item (docs/api.md, Lists).
+      next: `${cp.url}/meshes/default/dataplanes+insights?offset=~${Buffer.from('default\u0000web-1').toString('base64url')}&size=1&tag=mesh.io%2Fservice%3Aweb`,
     });
     expect((await get(cp, page.body.next.slice(cp.url.length))).body).toMatchObject({ total: 2, items: [{ name: 'web-2' }], next: null });
     expect((await get(cp, '/meshes/default/dataplanes/_overview?gateway=builtin')).body).toMatchObject({ total: 1, items: [{ name: 'edge' }] });

@@ -1,6 +1,6 @@
 // End to end: inspection of the built mesh-zone binary. A mesh, its proxies and policies are
 // written over HTTP; the matched policies, the dataplanes of a policy, the rules and the `/xds`
-// dumps are then read back, before and after a policy change.
+// dumps are then read back, before and after a policy change; targetRef policies last.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from './testing/process.js';
 
@@ -135,5 +135,44 @@ describe('mesh-zone inspection', () => {
       const reply = await get(path);
       expect({ path, status: reply.status, body: reply.body }).toEqual({ path, status: 404, body: notFound(title) });
     }
+  });
+
+  it('gives the merged rules of the targetRef policies selecting a proxy, and follows their changes', async () => {
+    const meshTimeout = (to: object[]) => ({ type: 'MeshTimeout', mesh: 'shop', name: 'timeouts', spec: { targetRef: { kind: 'Mesh' }, to } });
+    const toMesh = { targetRef: { kind: 'Mesh' }, default: { connectionTimeout: '5s' } };
+    await put('/meshes/shop/meshtimeouts/timeouts', meshTimeout([toMesh]));
+    await put('/meshes/shop/meshtrafficpermissions/web-only', {
+      type: 'MeshTrafficPermission',
+      mesh: 'shop',
+      name: 'web-only',
+      spec: { targetRef: { kind: 'MeshService', name: 'backend' }, from: [{ targetRef: { kind: 'MeshService', name: 'web' }, default: { action: 'Allow' } }] },
+    });
+    const origins = (name: string) => [{ mesh: 'shop', name }];
+    const backendRule = (conf: object) => ({
+      type: 'destinationSubset',
+      name: 'backend',
+      addresses: ['127.0.0.1:10001'],
+      service: 'backend',
+      tags: { 'mesh.io/service': 'backend' },
+      policyType: 'MeshTimeout',
+      subset: {},
+      conf,
+      origins: origins('timeouts'),
+    });
+    expect(await get('/meshes/shop/dataplanes/web-1/rules')).toMatchObject({ status: 200, body: { total: 1, items: [backendRule({ connectionTimeout: '5s' })] } });
+    const backend = await get('/meshes/shop/dataplanes/backend-1/rules');
+    expect(backend.body.items).toEqual([
+      expect.objectContaining({ type: 'clientSubset', addresses: ['10.0.0.2:9090'], policyType: 'MeshTrafficPermission', subset: { 'mesh.io/service': 'web' }, conf: { action: 'Allow' } }),
+    ]);
+    expect((await get('/meshes/shop/dataplanes/web-1/policies')).body.items[0]).toEqual({ type: 'dataplane', matchedPolicies: { MeshTimeout: [await entity('meshtimeouts/timeouts')] } });
+    expect((await get('/meshes/shop/meshtrafficpermissions/web-only/dataplanes')).body).toEqual({
+      total: 1,
+      items: [{ kind: 'SidecarDataplane', dataplane: { mesh: 'shop', name: 'backend-1' }, attachments: [{ type: 'dataplane' }] }],
+    });
+
+    // A more specific entry for backend merges over the one for every destination.
+    await put('/meshes/shop/meshtimeouts/timeouts', meshTimeout([toMesh, { targetRef: { kind: 'MeshService', name: 'backend' }, default: { idleTimeout: '1m' } }]));
+    const [rule] = (await get('/meshes/shop/dataplanes/web-1/rules')).body.items;
+    expect(rule).toEqual({ ...backendRule({ connectionTimeout: '5s', idleTimeout: '1m0s' }), subset: { 'mesh.io/service': 'backend' } });
   });
 });

@@ -1,6 +1,6 @@
 // Every configuration key and its default. The layout is the reference's 2.5.0 one (product name
 // spelled `mesh`), plus this control plane's own keys (`store.sqlite`, `general.advertisedHostname`,
-// `runtime.shutdownTimeout`). The type of each default is the type of the key: a number, a boolean,
+// `runtime.shutdownTimeout`, the API server's limits). The type of each default is the type of the key: a number, a boolean,
 // a list of strings, a duration (a string written as a Go duration, shown the way Go prints it) or
 // a string. Open maps and lists of numbers or objects of the reference (sidecar env vars, container
 // patches, static token keys, excluded ports, container resources) are left out: nothing here reads
@@ -30,7 +30,8 @@ export const DEFAULT_CONFIG = {
   },
   store: {
     type: 'sqlite',
-    sqlite: { path: '' },
+    // The most the SQLite file may hold, in bytes (0: no cap); writes beyond it answer 503, as on a full disk.
+    sqlite: { path: '', maxSize: 0 },
     kubernetes: { systemNamespace: 'mesh-system' },
     postgres: {
       host: '127.0.0.1',
@@ -105,6 +106,13 @@ export const DEFAULT_CONFIG = {
     rootUrl: '',
     basePath: '/',
     gui: { enabled: true, rootUrl: '', basePath: '/gui' },
+    // This control plane's own limits (docs/api.md, Limits): how long a client may take to send its
+    // request line and headers, then its whole request; the largest body, in bytes; requests served
+    // at once (0: no limit).
+    readHeaderTimeout: '5s',
+    readTimeout: '1m0s',
+    maxRequestBodySize: 8388608,
+    maxConcurrentRequests: 1000,
   },
   runtime: {
     shutdownTimeout: '10s',
@@ -199,14 +207,17 @@ export const DEFAULT_CONFIG = {
   },
   dpServer: {
     port: 5678,
+    // Plain text (`false`) is for local use and tests: tokens then travel in the clear (docs/xds.md).
+    tls: { enabled: true },
     tlsCertFile: '',
     tlsKeyFile: '',
     ...tlsVersions(),
     readHeaderTimeout: '5s',
     auth: { type: '', useTokenPath: false },
     authn: {
-      dpProxy: { type: '', dpToken: { enableIssuer: true, validator: { useSecrets: true } } },
-      zoneProxy: { type: '', zoneToken: { enableIssuer: true, validator: { useSecrets: true } } },
+      // `dpToken` / `zoneToken` (the reference's Universal defaults) or `none` (no check).
+      dpProxy: { type: 'dpToken', dpToken: { enableIssuer: true, validator: { useSecrets: true } } },
+      zoneProxy: { type: 'zoneToken', zoneToken: { enableIssuer: true, validator: { useSecrets: true } } },
       enableReloadableTokens: false,
     },
     hds: {

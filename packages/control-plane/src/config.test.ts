@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { apiServerOptions } from './api-server.js';
 import { configKeys, DEFAULT_MESH_DEFINITION, effectiveConfig, formatGoDuration, loadConfig, MASK } from './config.js';
 
 const load = (env: Record<string, string> = {}, yaml?: string) => {
@@ -132,6 +133,10 @@ describe('environment variables', () => {
     [{ MESH_MODE: 'primary' }, 'mode: must be one of standalone, global, zone, got "primary"'],
     [{ MESH_STORE_TYPE: 'mysql' }, 'store.type: must be one of sqlite, memory, postgres, got "mysql"'],
     [{ MESH_MODE: 'zone' }, 'multizone.zone.name: a zone control plane needs a zone name (MESH_MULTIZONE_ZONE_NAME)'],
+    [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'Zone_1', MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'grpcs://g:5685' }, 'multizone.zone.name: "Zone_1" is not a valid zone name'],
+    [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east' }, "multizone.zone.globalAddress: a zone control plane needs its global's sync address"],
+    [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east', MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'tcp://g:5685' }, 'unsupported scheme "tcp" in zone GlobalAddress'],
+    [{ MESH_MULTIZONE_GLOBAL_KDS_TLS_KEY_FILE: '/k.pem' }, 'multizone.global.kds.tlsCertFile: cannot be empty if tlsKeyFile has been set'],
   ])('refuse a bad value: %j', (env, message) => {
     expect(() => load(env)).toThrow(message);
   });
@@ -313,5 +318,40 @@ describe('formatGoDuration', () => {
     [-2e9, '-2s'],
   ])('%d ns is %s', (nanos, text) => {
     expect(formatGoDuration(nanos)).toBe(text);
+  });
+});
+
+describe('limits (docs/api.md, Limits)', () => {
+  it('default to a 5 s header read, a 1 min request read, 8 MiB bodies, 1000 requests at once and no cap on the database', () => {
+    expect(load().apiServer).toMatchObject({ readHeaderTimeout: '5s', readTimeout: '1m0s', maxRequestBodySize: 8388608, maxConcurrentRequests: 1000 });
+    expect(load().store.sqlite.maxSize).toBe(0);
+  });
+
+  it('are set by their variables and shown by /config', () => {
+    const env = {
+      MESH_API_SERVER_READ_HEADER_TIMEOUT: '2s',
+      MESH_API_SERVER_READ_TIMEOUT: '30s',
+      MESH_API_SERVER_MAX_REQUEST_BODY_SIZE: '1024',
+      MESH_API_SERVER_MAX_CONCURRENT_REQUESTS: '0',
+      MESH_STORE_SQLITE_MAX_SIZE: '1048576',
+    };
+    expect(shown(env).apiServer).toMatchObject({ readHeaderTimeout: '2s', readTimeout: '30s', maxRequestBodySize: 1024, maxConcurrentRequests: 0 });
+    expect(shown(env).store.sqlite.maxSize).toBe(1048576);
+  });
+
+  it.each([
+    [{ MESH_API_SERVER_READ_HEADER_TIMEOUT: '2m' }, 'apiServer.readHeaderTimeout: must be at most apiServer.readTimeout (1m0s), got 2m0s'],
+    [{ MESH_API_SERVER_READ_TIMEOUT: '-1s' }, 'apiServer.readTimeout: cannot be negative, got -1s'],
+    [{ MESH_API_SERVER_MAX_REQUEST_BODY_SIZE: '0' }, 'apiServer.maxRequestBodySize: must be a positive number of bytes, got 0'],
+    [{ MESH_API_SERVER_MAX_CONCURRENT_REQUESTS: '-5' }, 'apiServer.maxConcurrentRequests: cannot be negative (0 means no limit), got -5'],
+    [{ MESH_STORE_SQLITE_MAX_SIZE: '-1' }, 'store.sqlite.maxSize: cannot be negative (0 means no cap), got -1'],
+  ])('refuse %j', (env, message) => {
+    expect(() => load(env)).toThrow(message);
+  });
+
+  it('become the API servers’ timeouts, checked often enough to cut a slow client close to its timeout', () => {
+    expect(apiServerOptions(load())).toEqual({ headersTimeout: 5000, requestTimeout: 60_000, connectionsCheckingInterval: 1000 });
+    expect(apiServerOptions(load({ MESH_API_SERVER_READ_HEADER_TIMEOUT: '1s', MESH_API_SERVER_READ_TIMEOUT: '2s' }))).toEqual({ headersTimeout: 1000, requestTimeout: 2000, connectionsCheckingInterval: 500 });
+    expect(apiServerOptions(load({ MESH_API_SERVER_READ_HEADER_TIMEOUT: '0s', MESH_API_SERVER_READ_TIMEOUT: '0s' }))).toEqual({ headersTimeout: 0, requestTimeout: 0, connectionsCheckingInterval: 1000 });
   });
 });

@@ -3,7 +3,8 @@
 // key path in upper snake case (`apiServer.http.port` -> MESH_API_SERVER_HTTP_PORT).
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseDurationNanos } from '@mesh/model';
+import { syncUrl } from '@mesh/kds';
+import { isDnsLabel, NAME_MESSAGES, parseDurationNanos } from '@mesh/model';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_CONFIG } from './config-defaults.js';
 
@@ -136,14 +137,46 @@ function finish(config: ControlPlaneConfig): ControlPlaneConfig {
   if (!ENVIRONMENTS.includes(config.environment)) throw new ConfigError(`environment: must be one of ${ENVIRONMENTS.join(', ')}, got "${config.environment}"`);
   if (!MODES.includes(config.mode)) throw new ConfigError(`mode: must be one of ${MODES.join(', ')}, got "${config.mode}"`);
   if (!STORE_TYPES.includes(config.store.type)) throw new ConfigError(`store.type: must be one of ${STORE_TYPES.join(', ')}, got "${config.store.type}"`);
-  if (config.mode === 'zone' && config.multizone.zone.name === '') throw new ConfigError('multizone.zone.name: a zone control plane needs a zone name (MESH_MULTIZONE_ZONE_NAME)');
+  if (config.mode === 'zone') checkZoneSettings(config);
+  const kds = config.multizone.global.kds;
+  if (kds.tlsCertFile === '' && kds.tlsKeyFile !== '') throw new ConfigError('multizone.global.kds.tlsCertFile: cannot be empty if tlsKeyFile has been set');
+  if (kds.tlsKeyFile === '' && kds.tlsCertFile !== '') throw new ConfigError('multizone.global.kds.tlsKeyFile: cannot be empty if tlsCertFile has been set');
   for (const { path } of PORT_KEYS) {
     const port = getPath(config, path) as number;
     if (port < 0 || port > 65535) throw new ConfigError(`${path.join('.')}: port must be in the range [0, 65535], got ${port}`);
   }
+  checkLimits(config);
   config.general.workDir = resolve(config.general.workDir);
   if (config.store.sqlite.path === '') config.store.sqlite.path = join(config.general.workDir, 'mesh.db');
   return config;
+}
+
+/** The limits of the API server and of the store must make sense (docs/api.md, Limits). */
+function checkLimits(config: ControlPlaneConfig): void {
+  const { readHeaderTimeout, readTimeout, maxRequestBodySize, maxConcurrentRequests } = config.apiServer;
+  const headers = parseDurationNanos(readHeaderTimeout)!;
+  const whole = parseDurationNanos(readTimeout)!;
+  if (headers < 0) throw new ConfigError(`apiServer.readHeaderTimeout: cannot be negative, got ${readHeaderTimeout}`);
+  if (whole < 0) throw new ConfigError(`apiServer.readTimeout: cannot be negative, got ${readTimeout}`);
+  if (whole > 0 && headers > whole) throw new ConfigError(`apiServer.readHeaderTimeout: must be at most apiServer.readTimeout (${readTimeout}), got ${readHeaderTimeout}`);
+  if (maxRequestBodySize <= 0) throw new ConfigError(`apiServer.maxRequestBodySize: must be a positive number of bytes, got ${maxRequestBodySize}`);
+  if (maxConcurrentRequests < 0) throw new ConfigError(`apiServer.maxConcurrentRequests: cannot be negative (0 means no limit), got ${maxConcurrentRequests}`);
+  if (config.store.sqlite.maxSize < 0) throw new ConfigError(`store.sqlite.maxSize: cannot be negative (0 means no cap), got ${config.store.sqlite.maxSize}`);
+}
+
+/** A zone control plane needs a name that is one DNS label (synced names are `<zone>.<name>`) and its global's address. */
+export function checkZoneSettings(config: ControlPlaneConfig): void {
+  const { name, globalAddress } = config.multizone.zone;
+  if (name === '') throw new ConfigError('multizone.zone.name: a zone control plane needs a zone name (MESH_MULTIZONE_ZONE_NAME)');
+  if (!isDnsLabel(name)) throw new ConfigError(`multizone.zone.name: "${name}" is not a valid zone name: ${NAME_MESSAGES.dnsLabel}`);
+  if (globalAddress === '') {
+    throw new ConfigError("multizone.zone.globalAddress: a zone control plane needs its global's sync address (MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS), such as grpcs://global:5685");
+  }
+  try {
+    syncUrl(globalAddress);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
 }
 
 /** Go's `time.Duration.String()`: `0s`, `250ms`, `1.5s`, `1m30s`, `72h0m0s`. */

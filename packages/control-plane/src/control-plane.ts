@@ -1,27 +1,32 @@
 // Starting and stopping a control plane: store, insights, proxy configuration, API servers, diagnostics.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createApiApp } from '@mesh/http-api';
+import { guardConnections, createApiApp } from '@mesh/http-api';
 import { InsightAggregator } from '@mesh/insights';
 import { parseDurationNanos, type Mode } from '@mesh/model';
 import { ProxyConfigService } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
 import { bootstrapTokens, SigningKeys, TokenService } from '@mesh/tokens';
 import type { Logger } from 'pino';
+import { apiLimits, apiServerOptions } from './api-server.js';
 import { effectiveConfig, type ControlPlaneConfig } from './config.js';
 import { PRODUCT, VERSION } from './version.js';
 import { createDiagnosticsApp } from './diagnostics.js';
+import { startDpServer } from './dp-server.js';
 import { closeGracefully, listen } from './listen.js';
+import { MeteredResourceStore } from './metered-store.js';
 import { createMetrics } from './metrics.js';
+import { startMultizone, type Multizone } from './multizone.js';
+import { createSyncMetrics } from './sync-metrics.js';
 import { requestLog } from './request-log.js';
 import { openStore } from './store.js';
 import { loadClientCertAuthorities, loadTlsMaterial } from './tls.js';
+import { prepareWorkDir } from './work-dir.js';
 
 export interface RunningControlPlane {
-  ports: { http?: number; https?: number; diagnostics?: number };
+  ports: { http?: number; https?: number; diagnostics?: number; kds?: number };
   instanceId: string;
   clusterId: string;
   stop(): Promise<void>;
@@ -31,17 +36,22 @@ const CLUSTER_ID_SETTING = 'clusterId';
 
 export async function startControlPlane(config: ControlPlaneConfig, logger: Logger): Promise<RunningControlPlane> {
   const mode = config.mode as Mode;
-  mkdirSync(config.general.workDir, { recursive: true });
-  const { store, isAvailable, leadership, location } = await openStore(config);
+  prepareWorkDir(config.general.workDir);
+  const { store: unmeteredStore, isAvailable, leadership, location } = await openStore(config);
+  const store = new MeteredResourceStore(unmeteredStore);
   const insights = new InsightAggregator({ store, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
   const zoneName = config.multizone.zone.name || undefined;
   const proxyConfigs = new ProxyConfigService({ store, localZone: zoneName, onError: (err) => logger.error({ err }, 'proxy configuration: changes could not be applied') });
   const servers: Server[] = [];
+  let multizone: Multizone | undefined;
+  let dpServer: Awaited<ReturnType<typeof startDpServer>>;
   let ready = false;
 
   const stop = async () => {
     ready = false;
     const timeoutMs = (parseDurationNanos(config.runtime.shutdownTimeout) ?? 10e9) / 1e6;
+    await multizone?.stop();
+    await dpServer?.stop(timeoutMs);
     await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
     await insights.stop();
     await proxyConfigs.stop();
@@ -78,6 +88,21 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     await proxyConfigs.start();
 
     const metrics = createMetrics(store, insights);
+    const shownConfig = effectiveConfig(config);
+    multizone = await startMultizone({
+      config,
+      mode,
+      manager,
+      leadership,
+      soleInstance: config.store.type !== 'postgres',
+      instanceId,
+      clusterId,
+      effectiveConfig: shownConfig,
+      logger,
+      metrics: createSyncMetrics(metrics.registry),
+    });
+    // The data plane server (docs/xds.md): proxies connect to it; the API shows their live views.
+    dpServer = await startDpServer({ config, mode, store, manager, proxyConfigs, tokens, instanceId, leadership, logger });
     const app = createApiApp({
       observeRequest: metrics.observeRequest,
       requestLogger: requestLog(logger),
@@ -93,15 +118,21 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
         rules: config.access.static,
       },
       corsAllowedDomains: config.apiServer.corsAllowedDomains,
+      limits: apiLimits(config),
       logger,
       info: { hostname: config.general.advertisedHostname === 'localhost' ? hostname() : config.general.advertisedHostname, product: PRODUCT, version: VERSION, instanceId, clusterId },
-      effectiveConfig: effectiveConfig(config),
+      effectiveConfig: shownConfig,
+      ...(multizone.zoneAdmin ? { zoneAdmin: multizone.zoneAdmin } : {}),
+      ...(dpServer ? { proxyInspector: dpServer } : {}),
     });
+    await multizone.serveApi(app);
 
     const ports: RunningControlPlane['ports'] = {};
     const api = config.apiServer;
+    const serverOptions = apiServerOptions(config);
     if (api.http.enabled) {
-      const server = createHttpServer(app);
+      const server = createHttpServer(serverOptions, app);
+      guardConnections(server);
       servers.push(server);
       ports.http = await listen(server, api.http.port, api.http.interface, 'apiServer.http');
     }
@@ -109,15 +140,18 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       const tls = await loadTlsMaterial(config);
       const authorities = loadClientCertAuthorities(config);
       const clientCerts = authorities.length > 0 ? { requestCert: true, rejectUnauthorized: api.https.requireClientCert, ca: authorities } : { requestCert: api.https.requireClientCert };
-      const server = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', ...clientCerts }, app);
+      const server = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', ...clientCerts, ...serverOptions }, app);
+      guardConnections(server);
       servers.push(server);
       ports.https = await listen(server, api.https.port, api.https.interface, 'apiServer.https');
       logger.info({ certificate: tls.source }, 'HTTPS certificate');
     }
-    const diagnostics = createHttpServer(createDiagnosticsApp(() => ready && isAvailable(), metrics.registry));
+    const synced = multizone;
+    const diagnostics = createHttpServer(createDiagnosticsApp(() => ready && isAvailable() && synced.isSynced(), metrics.registry));
     servers.push(diagnostics);
     ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics');
 
+    if (multizone.port !== undefined) ports.kds = multizone.port;
     ready = true;
     logger.info({ mode, ports, store: location, instanceId, clusterId }, 'control plane started');
     return { ports, instanceId, clusterId, stop };

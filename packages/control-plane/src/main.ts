@@ -1,9 +1,11 @@
 // The command line of both binaries: parse flags, load configuration, run until a signal.
 import { Command, Option } from 'commander';
-import { pino } from 'pino';
+import { createRequire } from 'node:module';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { PrettyOptions } from 'pino-pretty';
 import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
 import { DEFAULT_CONFIG } from './config-defaults.js';
-import { ConfigError, configKeys, loadConfig, type ControlPlaneConfig } from './config.js';
+import { checkZoneSettings, ConfigError, configKeys, loadConfig, type ControlPlaneConfig } from './config.js';
 import { startControlPlane } from './control-plane.js';
 import { VERSION } from './version.js';
 
@@ -17,9 +19,7 @@ function resolveMode(binary: Binary, config: ControlPlaneConfig): void {
   } else {
     if (config.mode === 'global') throw new ConfigError('mode: mesh-zone cannot run as a global control plane; use mesh-global');
     if (config.mode === 'standalone' && config.multizone.zone.globalAddress !== '') config.mode = 'zone';
-    if (config.mode === 'zone' && config.multizone.zone.name === '') {
-      throw new ConfigError('multizone.zone.name: a zone control plane needs a zone name (MESH_MULTIZONE_ZONE_NAME)');
-    }
+    if (config.mode === 'zone') checkZoneSettings(config);
   }
 }
 
@@ -54,12 +54,32 @@ function banner(binary: Binary, config: ControlPlaneConfig, running: Awaited<Ret
   const store = config.store.type === 'postgres' ? `postgres://${config.store.postgres.host}:${config.store.postgres.port}/${config.store.postgres.dbName}` : config.store.type === 'memory' ? 'memory (nothing kept)' : config.store.sqlite.path;
   const lines = [
     `${binary} ${VERSION} is running (${config.mode})`,
-    ...(http !== undefined ? [`  API          http://127.0.0.1:${http}`] : []),
+    ...(http !== undefined ? [`  API          http://127.0.0.1:${http}  (reference: http://127.0.0.1:${http}/docs)`] : []),
     ...(https !== undefined ? [`  API (TLS)    https://127.0.0.1:${https}`] : []),
     ...(diagnostics !== undefined ? [`  diagnostics  http://127.0.0.1:${diagnostics}/ready, /healthy, /metrics`] : []),
+    ...(running.ports.kds !== undefined ? [`  zone sync    ${config.multizone.global.kds.tlsEnabled ? 'grpcs' : 'grpc'}://127.0.0.1:${running.ports.kds} (zones connect here)`] : []),
+    ...(config.mode === 'zone' ? [`  global       ${config.multizone.zone.globalAddress} (zone ${config.multizone.zone.name})`] : []),
     `  data         ${store}`,
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * JSON lines, as log collectors want them; on a terminal, readable lines through pino-pretty (a
+ * development dependency) when it is installed. Written synchronously, so nothing is lost when the
+ * process exits at once (a bad configuration, a second signal).
+ */
+function createLogger(binary: Binary, level: string): Logger {
+  const options = { name: binary, level, redact: ['*.password', '*.token', 'config.store.postgres.password'] };
+  if (!process.stdout.isTTY) return pino(options);
+  let pretty: ((options: PrettyOptions) => DestinationStream) | undefined;
+  try {
+    // Resolved at run time, so the bundle does not carry it and an install without it runs.
+    pretty = createRequire(import.meta.url)('pino-pretty') as typeof pretty;
+  } catch {
+    return pino(options);
+  }
+  return pino(options, pretty!({ destination: 1, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
 }
 
 export async function runBinary(binary: Binary, argv: string[] = process.argv): Promise<void> {
@@ -89,7 +109,7 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
   await program.parseAsync(argv);
   if (!options) return;
 
-  const logger = pino({ name: binary, level: options.logLevel, redact: ['*.password', '*.token', 'config.store.postgres.password'] });
+  const logger = createLogger(binary, options.logLevel);
   let config: ControlPlaneConfig;
   try {
     config = loadConfig(options.configFile ? { configFile: options.configFile } : {});

@@ -1,19 +1,21 @@
 // The control plane's Prometheus metrics (prom-client), under the reference's names where it has
-// them: API requests by route template, resources by kind and mesh, proxies and zones by status.
+// them: API requests by route template, store operations by operation and kind, resources by kind
+// and mesh, proxies and zones by status.
 import type { InsightAggregator } from '@mesh/insights';
 import type { RequestObserver } from '@mesh/http-api';
 import { KINDS, meshKind } from '@mesh/model';
-import type { ResourceStore } from '@mesh/store';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { MeteredResourceStore } from './metered-store.js';
 
 export interface ControlPlaneMetrics {
   registry: Registry;
   observeRequest: RequestObserver;
 }
 
-export function createMetrics(store: ResourceStore, insights: InsightAggregator): ControlPlaneMetrics {
+export function createMetrics(store: MeteredResourceStore, insights: InsightAggregator): ControlPlaneMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  for (const metric of store.metrics) registry.registerMetric(metric);
 
   const requests = new Histogram({
     name: 'api_server_http_request_duration_seconds',

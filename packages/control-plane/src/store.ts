@@ -30,7 +30,7 @@ const SOLE_INSTANCE: Leadership = { isLeader: true, onChange: () => {}, stop: as
 export async function openStore(config: ControlPlaneConfig): Promise<OpenedStore> {
   if (config.store.type !== 'postgres') {
     const memory = config.store.type === 'memory';
-    const store = new SqliteResourceStore({ path: memory ? ':memory:' : config.store.sqlite.path });
+    const store = new SqliteResourceStore({ path: memory ? ':memory:' : config.store.sqlite.path, maxSizeBytes: config.store.sqlite.maxSize });
     return { store, isAvailable: () => true, leadership: SOLE_INSTANCE, location: memory ? 'memory' : config.store.sqlite.path };
   }
   const options = postgresOptions(config);

@@ -1,4 +1,4 @@
-// The HTTPS certificate: the configured one, or a self-signed one generated at first start into
+// Server certificates: the configured ones, or a self-signed one generated at first start into
 // the work directory and reused afterwards.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
@@ -44,12 +44,24 @@ async function generateSelfSigned(): Promise<{ cert: string; key: string }> {
   return { cert: pems.cert, key: pems.private };
 }
 
-export async function loadTlsMaterial(config: ControlPlaneConfig): Promise<TlsMaterial> {
+/** The certificate files a server is configured with, and the key that names them in errors. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+  setting: string;
+}
+
+/**
+ * A server's certificate: its own files, else `general.tlsCertFile`/`tlsKeyFile`, else the
+ * self-signed certificate generated into the work directory, shared by every server of the process.
+ */
+export async function loadTlsMaterial(config: ControlPlaneConfig, files?: TlsFiles): Promise<TlsMaterial> {
   const https = config.apiServer.https;
-  const certFile = https.tlsCertFile || config.general.tlsCertFile;
-  const keyFile = https.tlsKeyFile || config.general.tlsKeyFile;
+  const own = files ?? { certFile: https.tlsCertFile, keyFile: https.tlsKeyFile, setting: 'apiServer.https' };
+  const certFile = own.certFile || config.general.tlsCertFile;
+  const keyFile = own.keyFile || config.general.tlsKeyFile;
   if (certFile || keyFile) {
-    if (!certFile || !keyFile) throw new Error('apiServer.https: tlsCertFile and tlsKeyFile must be set together');
+    if (!certFile || !keyFile) throw new Error(`${own.setting}: tlsCertFile and tlsKeyFile must be set together`);
     return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), source: certFile };
   }
   const certPath = join(config.general.workDir, 'mesh-cp.crt');

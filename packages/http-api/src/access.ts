@@ -7,6 +7,7 @@ import { DomainError } from '@mesh/model';
 import { ADMIN, ANONYMOUS, type Caller } from '@mesh/resource-manager';
 import type { TokenService } from '@mesh/tokens';
 import type { Request } from 'express';
+import { isInternalRequest } from './zone-forwarding.js';
 
 export { ADMIN, ANONYMOUS, requireAccess, type Caller } from '@mesh/resource-manager';
 
@@ -19,7 +20,7 @@ export interface AccessRule {
   groups: readonly string[];
 }
 
-export type StaticRuleName = 'generateDpToken' | 'generateZoneToken' | 'generateUserToken' | 'viewConfigDump';
+export type StaticRuleName = 'generateDpToken' | 'generateZoneToken' | 'generateUserToken' | 'viewConfigDump' | 'viewStats' | 'viewClusters';
 
 export interface AccessOptions {
   localhostIsAdmin: boolean;
@@ -38,6 +39,8 @@ export const ADMIN_ONLY_RULES: Readonly<Record<StaticRuleName, AccessRule>> = {
   generateZoneToken: ADMINS_ONLY,
   generateUserToken: ADMINS_ONLY,
   viewConfigDump: ADMINS_ONLY,
+  viewStats: ADMINS_ONLY,
+  viewClusters: ADMINS_ONLY,
 };
 
 const callers = new WeakMap<Request, Caller>();
@@ -62,6 +65,7 @@ export function callerOf(req: Request): Caller {
 const unauthenticated = () => new DomainError('unauthenticated', 'Unauthenticated', { title: 'Invalid authentication data' });
 
 async function identifyCaller(req: Request, options: AccessOptions): Promise<Caller> {
+  if (isInternalRequest(req)) return ADMIN;
   if (options.localhostIsAdmin && LOOPBACK.has(req.socket.remoteAddress ?? '')) return ADMIN;
   if (options.clientCertsAreAdmins && (req.socket as TLSSocket).authorized === true) return ADMIN;
   const authorization = req.get('authorization');

@@ -6,28 +6,46 @@ import type { ApiContext } from './context.js';
 import { addCrudRoutes } from './crud.js';
 import { addViewRoutes } from './views/index.js';
 import { sendDomainError, sendError } from './errors.js';
-import { allowedMethods, RouteTable, type Method } from './route-table.js';
+import { DEFAULT_API_LIMITS, limitConcurrentRequests } from './limits.js';
+import { addApiDescriptionRoutes } from './openapi/routes.js';
+import { mediaTypeOf } from './route-doc.js';
+import { allowedMethods, RouteTable, type Method, type Route } from './route-table.js';
+import { forwardToZone } from './zone-forwarding.js';
 
 export type { ApiContext, ControlPlaneInfo, Logger, RequestObserver } from './context.js';
 
 const ROUTED_METHODS = new Set<string>(['GET', 'PUT', 'DELETE', 'POST']);
 
-/** Accept must allow JSON; absent or a wildcard is fine. */
-function acceptsJson(req: Request): boolean {
-  const accept = req.get('accept');
-  if (!accept) return true;
+/** Whether `Accept` allows a media type (`text/css`; any type for a route that answers several). */
+function allows(accept: string, mediaType: string): boolean {
+  const [wantedType, wantedSubtype] = mediaType.split(';')[0]!.trim().toLowerCase().split('/');
   return accept.split(',').some((part) => {
-    const type = part.split(';')[0]!.trim().toLowerCase();
-    return type === '*/*' || type === 'application/*' || type === 'application/json';
+    const [type, subtype] = part.split(';')[0]!.trim().toLowerCase().split('/');
+    if (wantedType === '*' || type === '*') return true;
+    return type === wantedType && (subtype === '*' || subtype === wantedSubtype);
   });
 }
 
-/** Builds the REST API as an Express app from its dependencies. */
-export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): Express {
+/** Accept must allow JSON (errors are JSON) or what the route answers; absent is fine. */
+function acceptable(req: Request, route: Route): boolean {
+  const accept = req.get('accept');
+  if (!accept) return true;
+  return allows(accept, 'application/json') || allows(accept, mediaTypeOf(route.doc));
+}
+
+/** Every route of the API, its own description (`/openapi.json`, `/docs`) last. */
+export function createRouteTable(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): RouteTable {
   const table = new RouteTable();
   addCrudRoutes(table, ctx);
   addViewRoutes(table, ctx);
   extendRoutes?.(table);
+  addApiDescriptionRoutes(table, ctx);
+  return table;
+}
+
+/** Builds the REST API as an Express app from its dependencies. */
+export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): Express {
+  const table = createRouteTable(ctx, extendRoutes);
 
   const app = express();
   app.disable('x-powered-by');
@@ -35,6 +53,7 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
   app.set('etag', false);
   app.set('query parser', 'simple');
   if (ctx.requestLogger) app.use(ctx.requestLogger);
+  app.use(limitConcurrentRequests(ctx.limits?.maxConcurrentRequests ?? DEFAULT_API_LIMITS.maxConcurrentRequests));
 
   app.use((req: Request, res: Response, next) => {
     const match = table.match(req.path);
@@ -50,18 +69,20 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       sendError(res, 404, 'Not Found', 'Page Not Found');
       return;
     }
-    const handler = ROUTED_METHODS.has(req.method) ? match.handlers.get(req.method as Method) : undefined;
-    if (!handler) {
+    const route = ROUTED_METHODS.has(req.method) ? match.routes.get(req.method as Method) : undefined;
+    if (!route) {
       res.setHeader('Allow', allowedMethods(match));
       sendError(res, 405, 'Method not Allowed', 'Method not allowed');
       return;
     }
-    if (!acceptsJson(req)) {
-      sendError(res, 406, 'Not Acceptable', 'Not Acceptable. Available representations: application/json');
+    if (!acceptable(req, route)) {
+      sendError(res, 406, 'Not Acceptable', `Not Acceptable. Available representations: ${[...new Set(['application/json', mediaTypeOf(route.doc)])].join(', ')}`);
       return;
     }
     authenticate(req, ctx.access).then(
-      () => handler(req, res, match.params),
+      async () => {
+        if (!(await forwardToZone(ctx, match, req, res))) await route.handler(req, res, match.params);
+      },
       (error: unknown) => {
         if (!(error instanceof DomainError)) throw error;
         sendDomainError(res, 'get', error);

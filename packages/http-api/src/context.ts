@@ -4,6 +4,8 @@ import type { Mode } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { AccessOptions } from './access.js';
+import type { ApiLimits } from './limits.js';
+import type { ZoneAdmin } from './zone-forwarding.js';
 
 /** Facts about this process, shown by `/` and in subscriptions. */
 export interface ControlPlaneInfo {
@@ -23,6 +25,25 @@ export interface Logger {
 /** Told of every answered request, by route template (`/meshes/{mesh}/dataplanes`), for metrics. */
 export type RequestObserver = (request: { route: string; method: string; status: number; seconds: number }) => void;
 
+/** A proxy by its resource: a Dataplane of a mesh, a ZoneIngress or a ZoneEgress (mesh ''). */
+export interface ProxyRef {
+  type: string;
+  mesh: string;
+  name: string;
+}
+
+/**
+ * Live views of connected proxies (docs/xds.md, Inspection), given by the data plane server of a
+ * zone or standalone control plane. Failures are DomainErrors (`unavailable` when the proxy's
+ * admin API cannot be reached).
+ */
+export interface ProxyInspector {
+  /** The `/xds` document as last sent on the proxy's live stream; undefined when it has none on this instance. */
+  configDump(proxy: ProxyRef): Promise<unknown | undefined>;
+  /** Envoy's admin output of a proxy (`stats`, `clusters`), with the query string passed on. */
+  admin(proxy: ProxyRef, operation: 'stats' | 'clusters', query: string): Promise<{ body: string; contentType: string }>;
+}
+
 /** Everything the REST surface depends on; no globals, so tests build as many servers as they like. */
 export interface ApiContext {
   manager: ResourceManager;
@@ -30,6 +51,8 @@ export interface ApiContext {
   insights: InsightAggregator;
   /** Matched policies and rendered configuration of every proxy, kept up to date from store changes. */
   proxyConfigs: ProxyConfigService;
+  /** Live views of connected proxies; absent where no data plane server runs (a global, tests). */
+  proxyInspector?: ProxyInspector;
   mode: Mode;
   zoneName: string | undefined;
   access: AccessOptions;
@@ -39,6 +62,10 @@ export interface ApiContext {
   /** The effective configuration as `/config` shows it, secret values already masked. */
   effectiveConfig: Record<string, unknown>;
   observeRequest?: RequestObserver;
+  /** On a global: the zones connected to it, which answer inspection of their proxies. */
+  zoneAdmin?: ZoneAdmin;
+  /** Body size and requests in flight (docs/api.md, Limits); the defaults where left out. */
+  limits?: Partial<ApiLimits>;
   /** Runs first for every request (the request log). */
   requestLogger?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }

@@ -7,7 +7,7 @@ describe('ListPageCache', () => {
     const store = await openTestStore();
     const cache = new ListPageCache(store);
     let loads = 0;
-    const load = async () => ({ items: [`{"n":${++loads}}`], total: 1 });
+    const load = async () => ({ items: [`{"n":${++loads}}`], listed: { start: 0, total: 1, last: { mesh: 'm', name: 'r' } } });
 
     expect((await cache.page('TrafficRoute', 'm/0/100', load)).items.toString()).toBe('{"n":1}');
     expect((await cache.page('TrafficRoute', 'm/0/100', load)).items.toString()).toBe('{"n":1}');
@@ -24,10 +24,10 @@ describe('ListPageCache', () => {
     const racing = async () => {
       loads++;
       await store.create({ type: 'TrafficRoute', mesh: 'm', name: `r${loads}`, spec: '{}' });
-      return { items: [`{"n":${loads}}`], total: loads };
+      return { items: [`{"n":${loads}}`], listed: { start: 0, total: loads, last: { mesh: 'm', name: `r${loads}` } } };
     };
     await cache.page('TrafficRoute', 'k', racing);
-    expect((await cache.page('TrafficRoute', 'k', racing)).total).toBe(2);
+    expect((await cache.page('TrafficRoute', 'k', racing)).listed.total).toBe(2);
   });
 });
 

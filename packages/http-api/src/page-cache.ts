@@ -3,12 +3,13 @@
 // what sending its bytes costs. Any write of the type, announced by the store, retires its pages.
 import type { ResourceStore } from '@mesh/store';
 import type { Response } from 'express';
+import type { ListedPage } from './pagination.js';
 
 const MAX_PAGES = 128;
 
 interface CachedPage {
   generation: number;
-  total: number;
+  listed: ListedPage;
   /** The items of the page, joined and encoded: `{...},{...}`. */
   items: Buffer;
 }
@@ -22,13 +23,13 @@ export class ListPageCache {
   }
 
   /** The page, from the cache when its type has not changed since, else from `load`. */
-  async page(type: string, key: string, load: () => Promise<{ items: string[]; total: number }>): Promise<{ items: Buffer; total: number }> {
+  async page(type: string, key: string, load: () => Promise<{ items: string[]; listed: ListedPage }>): Promise<{ items: Buffer; listed: ListedPage }> {
     const cacheKey = `${type}\u0000${key}`;
     const generation = this.generationOf(type);
     const cached = this.pages.get(cacheKey);
     if (cached && cached.generation === generation) return cached;
     const loaded = await load();
-    const page: CachedPage = { generation, total: loaded.total, items: Buffer.from(loaded.items.join(',')) };
+    const page: CachedPage = { generation, listed: loaded.listed, items: Buffer.from(loaded.items.join(',')) };
     // A write during the load would make this page stale at once; it is served, not kept.
     if (this.generationOf(type) === generation) {
       this.pages.delete(cacheKey);

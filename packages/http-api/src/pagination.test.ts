@@ -6,6 +6,8 @@ import { dataplane, emptyMesh, expectJson, externalService, startApi, stdError, 
 const LIST = 'Could not retrieve resources';
 const names = (body: { items: Array<{ name: string }> }) => body.items.map((item) => item.name);
 const meshNames = (body: { items: Array<{ mesh: string; name: string }> }) => body.items.map((item) => `${item.mesh}/${item.name}`);
+/** The `offset` a `next` URL carries: a cursor naming the last item of the page before. */
+const after = (mesh: string, name: string) => `~${Buffer.from(`${mesh}\u0000${name}`).toString('base64url')}`;
 
 let api: TestApi;
 
@@ -39,7 +41,7 @@ describe('paging', () => {
     const { body } = await api.get('/meshes/big/traffic-permissions');
     expect(body.total).toBe(105);
     expect(body.items).toHaveLength(100);
-    expect(body.next).toBe(`${api.url}/meshes/big/traffic-permissions?offset=100`);
+    expect(body.next).toBe(`${api.url}/meshes/big/traffic-permissions?offset=${after('big', 'tp-099')}`);
   });
 
   it('serves every item, with no next page, for size=0', async () => {
@@ -51,10 +53,48 @@ describe('paging', () => {
     expect(names((await api.get('/meshes/paging/traffic-routes')).body)).toEqual(ROUTES);
   });
 
-  it('links the next page with the same scheme, host, path and query, offset moved on', async () => {
+  it('links the next page with the same scheme, host, path and query, offset moved on to a cursor after the last item', async () => {
     const { body } = await api.get('/meshes/paging/traffic-routes?size=2');
-    expect(body).toMatchObject({ total: 7, next: `${api.url}/meshes/paging/traffic-routes?offset=2&size=2` });
+    expect(body).toMatchObject({ total: 7, next: `${api.url}/meshes/paging/traffic-routes?offset=${after('paging', 'tr-02')}&size=2` });
     expect(names(body)).toEqual(['tr-01', 'tr-02']);
+    const second = (await api.get(body.next.slice(api.url.length))).body;
+    expect(names(second)).toEqual(['tr-03', 'tr-04']);
+  });
+
+  it('takes a numeric offset as an index, as before', async () => {
+    expect(names((await api.get('/meshes/paging/traffic-routes?size=2&offset=2')).body)).toEqual(['tr-03', 'tr-04']);
+  });
+
+  it('resumes after the item a cursor names, even once it is gone, and counts an offset from there', async () => {
+    expect(names((await api.get(`/meshes/paging/traffic-routes?offset=${after('paging', 'tr-03')}&size=2`)).body)).toEqual(['tr-04', 'tr-05']);
+    expect(names((await api.get(`/meshes/paging/traffic-routes?offset=${after('paging', 'tr-035')}&size=2`)).body)).toEqual(['tr-04', 'tr-05']);
+    expectJson(await api.get(`/meshes/paging/traffic-routes?offset=${after('paging', 'tr-07')}`), 200, { total: 7, items: [], next: null });
+  });
+
+  it('neither skips nor repeats an item when items before and after the cursor are written between pages', async () => {
+    await api.put('/meshes/paging/traffic-routes/tr-00', trafficRoute('tr-00', 'paging'));
+    try {
+      const first = (await api.get('/meshes/paging/traffic-routes?size=3')).body;
+      expect(names(first)).toEqual(['tr-00', 'tr-01', 'tr-02']);
+      // Before the cursor: one gone, one new; after it: one new.
+      await api.del('/meshes/paging/traffic-routes/tr-00');
+      await api.put('/meshes/paging/traffic-routes/tr-015', trafficRoute('tr-015', 'paging'));
+      await api.put('/meshes/paging/traffic-routes/tr-065', trafficRoute('tr-065', 'paging'));
+      const rest: string[] = [];
+      for (let url: string | null = first.next; url !== null; ) {
+        const page = (await (await fetch(url)).json()) as { items: Array<{ name: string }>; next: string | null };
+        rest.push(...names(page));
+        url = page.next;
+      }
+      expect(rest).toEqual(['tr-03', 'tr-04', 'tr-05', 'tr-06', 'tr-065', 'tr-07']);
+    } finally {
+      await api.del('/meshes/paging/traffic-routes/tr-015');
+      await api.del('/meshes/paging/traffic-routes/tr-065');
+    }
+  });
+
+  it.each(['~', '~!!', `~${Buffer.from('no separator').toString('base64url')}`, `${after('paging', 'tr-01')}=`])('refuses a cursor it did not write: offset=%s', async (offset) => {
+    expectJson(await api.get(`/meshes/paging/traffic-routes?offset=${encodeURIComponent(offset)}`), 400, stdError(400, LIST, 'Invalid offset', [['offset', 'Invalid format']]));
   });
 
   it('has no next page on the last page', async () => {
@@ -85,12 +125,12 @@ describe('paging', () => {
 
   it('keeps every original query parameter in next, keys sorted', async () => {
     const { body } = await api.get('/meshes/paging/traffic-routes?zeta=1&size=2&name=tr&offset=2');
-    expect(body.next).toBe(`${api.url}/meshes/paging/traffic-routes?name=tr&offset=4&size=2&zeta=1`);
+    expect(body.next).toBe(`${api.url}/meshes/paging/traffic-routes?name=tr&offset=${after('paging', 'tr-04')}&size=2&zeta=1`);
   });
 
   it('keeps the request path as received in next', async () => {
     const { body } = await api.get('/meshes/paging/traffic-routes/?size=2');
-    expect(body.next).toBe(`${api.url}/meshes/paging/traffic-routes/?offset=2&size=2`);
+    expect(body.next).toBe(`${api.url}/meshes/paging/traffic-routes/?offset=${after('paging', 'tr-02')}&size=2`);
   });
 
   it('accepts the largest page size, 1000', async () => {
@@ -128,8 +168,10 @@ describe('paging', () => {
 
   it('pages the filtered list', async () => {
     const { body } = await api.get('/meshes/big/traffic-permissions?name=tp-10&size=3');
-    expect(body).toMatchObject({ total: 5, next: `${api.url}/meshes/big/traffic-permissions?name=tp-10&offset=3&size=3` });
+    expect(body).toMatchObject({ total: 5, next: `${api.url}/meshes/big/traffic-permissions?name=tp-10&offset=${after('big', 'tp-102')}&size=3` });
     expect(names(body)).toEqual(['tp-100', 'tp-101', 'tp-102']);
+    const rest = (await api.get(body.next.slice(api.url.length))).body;
+    expect([rest.total, names(rest), rest.next]).toEqual([5, ['tp-103', 'tp-104'], null]);
   });
 });
 
@@ -168,7 +210,8 @@ describe('lists across meshes', () => {
   it('pages across mesh boundaries', async () => {
     const { body } = await api.get('/traffic-routes?size=3&offset=3');
     expect(meshNames(body)).toEqual(['aa/z-route', 'default/route-all-default', 'zz/a-route']);
-    expect(body.next).toBe(`${api.url}/traffic-routes?offset=6&size=3`);
+    expect(body.next).toBe(`${api.url}/traffic-routes?offset=${after('zz', 'a-route')}&size=3`);
+    expect(meshNames((await api.get(body.next.slice(api.url.length))).body)).toEqual(['zz/b-route']);
   });
 
   it('lists only the mesh of the path', async () => {
@@ -252,12 +295,12 @@ describe('dataplane filters', () => {
 
   it('repeats the tag parameters in next, sorted and form-encoded', async () => {
     const { body } = await api.get('/dataplanes?tag=version:v1&size=1&tag=mesh.io/service:web');
-    expect(body.next).toBe(`${api.url}/dataplanes?offset=1&size=1&tag=version%3Av1&tag=mesh.io%2Fservice%3Aweb`);
+    expect(body.next).toBe(`${api.url}/dataplanes?offset=${after('default', 'web-1')}&size=1&tag=version%3Av1&tag=mesh.io%2Fservice%3Aweb`);
   });
 
   it('encodes next as the reference does (`*` escaped, `~` kept, space as +)', async () => {
     const { body } = await api.get('/dataplanes?tag=version:*&size=1&y=~&x=a%20b');
-    expect(body.next).toBe(`${api.url}/dataplanes?offset=1&size=1&tag=version%3A%2A&x=a+b&y=~`);
+    expect(body.next).toBe(`${api.url}/dataplanes?offset=${after('default', 'backend')}&size=1&tag=version%3A%2A&x=a+b&y=~`);
   });
 
   it.each([

@@ -6,14 +6,50 @@ import { firstQueryValue } from './query.js';
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
+/** Where a list is ordered: each item by its mesh ('' for global kinds and meshes) and name. */
+export interface PageKey {
+  mesh: string;
+  name: string;
+}
+
 export interface Page {
-  /** Index of the first item; clients echo the `next` URL, whose offset is this index. */
+  /** Index of the first item, counted after `after` when there is one. */
   offset: number;
   /** 0 means every item. */
   size: number;
+  /** Resume after this item: the cursor a `next` URL carries. */
+  after?: PageKey;
 }
 
-/** Reads `size` and `offset`; `title` is the title of the endpoint's errors. */
+/** What a list served: where its page starts among all the items, how many it holds, the last one. */
+export interface ListedPage {
+  /** Index of the page's first item among all the items. */
+  start: number;
+  total: number;
+  last: PageKey | undefined;
+}
+
+/**
+ * A cursor names the last item of a page, so the next page resumes after it wherever writes have
+ * moved it: `~` and the base64url of `mesh NUL name`. A number is an index, as before; the
+ * contract lets `offset` be any string (docs/api.md, Lists).
+ */
+const CURSOR = '~';
+
+export const cursorOf = (key: PageKey): string => `${CURSOR}${Buffer.from(`${key.mesh}\u0000${key.name}`).toString('base64url')}`;
+
+function keyOfCursor(text: string): PageKey | undefined {
+  const encoded = text.slice(CURSOR.length);
+  if (!/^[A-Za-z0-9_-]+$/.test(encoded)) return undefined;
+  const decoded = Buffer.from(encoded, 'base64url').toString('utf8');
+  const at = decoded.indexOf('\u0000');
+  if (at === -1) return undefined;
+  const key = { mesh: decoded.slice(0, at), name: decoded.slice(at + 1) };
+  // Only what this server wrote: one encoding of one key.
+  return cursorOf(key) === text ? key : undefined;
+}
+
+/** Reads `size` and `offset` (an index or a cursor); `title` is the title of the endpoint's errors. */
 export function parsePage(req: Request, title = 'Could not retrieve resources'): Page {
   const sizeText = firstQueryValue(req.query.size);
   let size = DEFAULT_PAGE_SIZE;
@@ -30,27 +66,49 @@ export function parsePage(req: Request, title = 'Could not retrieve resources'):
     }
   }
   const offsetText = firstQueryValue(req.query.offset);
-  let offset = 0;
-  if (offsetText !== undefined && offsetText !== '') {
-    if (!/^\d+$/.test(offsetText) || !Number.isSafeInteger(Number(offsetText))) {
-      throw new DomainError('bad_request', 'Invalid offset', { title, violations: [{ field: 'offset', message: 'Invalid format' }] });
-    }
-    offset = Number(offsetText);
+  if (offsetText === undefined || offsetText === '') return { offset: 0, size };
+  const invalid = new DomainError('bad_request', 'Invalid offset', { title, violations: [{ field: 'offset', message: 'Invalid format' }] });
+  if (offsetText.startsWith(CURSOR)) {
+    const after = keyOfCursor(offsetText);
+    if (!after) throw invalid;
+    return { offset: 0, size, after };
   }
-  return { offset, size };
+  if (!/^\d+$/.test(offsetText) || !Number.isSafeInteger(Number(offsetText))) throw invalid;
+  return { offset: Number(offsetText), size };
 }
 
 /**
- * The URL of the next page, or null: same scheme, host and path, every original query
- * parameter with `offset` moved on, keys sorted (repeated keys keep their order).
+ * The page of `page` from items in (mesh, name) order, as a list of the store pages it: after the
+ * cursor's item (present or gone), then `offset` on.
  */
-export function nextPageUrl(req: Request, page: Page, total: number): string | null {
-  if (page.size === 0 || page.offset + page.size >= total) return null;
+export function pageOf<T>(items: readonly T[], page: Page, keyOf: (item: T) => PageKey): { items: readonly T[]; listed: ListedPage } {
+  let resume = 0;
+  if (page.after) {
+    const after = composed(page.after);
+    resume = items.findIndex((item) => composed(keyOf(item)) > after);
+    if (resume === -1) resume = items.length;
+  }
+  const first = Math.min(items.length, resume + page.offset);
+  const slice = items.slice(first, page.size === 0 ? undefined : first + page.size);
+  return { items: slice, listed: { start: first, total: items.length, last: slice.length > 0 ? keyOf(slice.at(-1)!) : undefined } };
+}
+
+/** (mesh, name) order is the order of `mesh NUL name` (as the stores keep it). */
+const composed = (key: PageKey): string => `${key.mesh}\u0000${key.name}`;
+
+/**
+ * The URL of the next page, or null: same scheme, host and path, every original query parameter
+ * with `offset` moved on to a cursor after the page's last item, keys sorted (repeated keys keep
+ * their order). A client that follows `next` while items are written sees every item that
+ * existed throughout exactly once.
+ */
+export function nextPageUrl(req: Request, page: Page, listed: ListedPage): string | null {
+  if (page.size === 0 || listed.last === undefined || listed.start + page.size >= listed.total) return null;
   const raw = req.originalUrl;
   const at = raw.indexOf('?');
   const path = at === -1 ? raw : raw.slice(0, at);
   const params = [...new URLSearchParams(at === -1 ? '' : raw.slice(at + 1))].filter(([key]) => key !== 'offset');
-  params.push(['offset', String(page.offset + page.size)]);
+  params.push(['offset', cursorOf(listed.last)]);
   params.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `${req.protocol}://${req.get('host') ?? 'localhost'}${path}?${formEncode(params)}`;
 }

@@ -5,7 +5,10 @@ import type { StoredResource } from '@mesh/store';
 // Stored resources are immutable and shared, so each one's wire JSON is built once.
 const wireJsonOf = new WeakMap<StoredResource, string>();
 
-/** `{type, mesh?, name, creationTime, modificationTime, labels?, ...spec}` in the reference's key order. */
+/**
+ * `{type, mesh?, name, creationTime, modificationTime, labels?, ...spec}` in the reference's key
+ * order; a kind whose spec travels under a key (`spec`, the targetRef policies) ends with it there.
+ */
 export function resourceJson(kind: AnyKind, resource: StoredResource): string {
   let json = wireJsonOf.get(resource);
   if (json === undefined) {
@@ -20,6 +23,7 @@ function buildResourceJson(kind: AnyKind, resource: StoredResource): string {
   if (kind.scope === 'mesh') json += `,"mesh":${JSON.stringify(resource.mesh)}`;
   json += `,"name":${JSON.stringify(resource.name)},"creationTime":"${resource.creationTime}","modificationTime":"${resource.modificationTime}"`;
   if (Object.keys(resource.labels).length > 0) json += `,"labels":${JSON.stringify(resource.labels)}`;
+  if (kind.specField !== undefined) return `${json},${JSON.stringify(kind.specField)}:${resource.spec}}`;
   return resource.spec === '{}' ? `${json}}` : `${json},${resource.spec.slice(1)}`;
 }
 

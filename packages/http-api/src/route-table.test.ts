@@ -1,20 +1,22 @@
 // The route table on its own: matching, captures, trailing slashes, decoding (docs/api.md, HTTP).
 import { describe, expect, it } from 'vitest';
 import { allowedMethods, RouteTable, type Handler } from './route-table.js';
+import type { RouteDoc } from './route-doc.js';
 
 const handler = (): Handler => () => undefined;
+const doc: RouteDoc = { summary: 'a route', tag: 'test', responses: {}, errors: [] };
 
 function table(): RouteTable {
   return new RouteTable()
-    .add({ method: 'GET', path: '/meshes', handler: handler() })
-    .add({ method: 'GET', path: '/meshes/{name}', handler: handler() })
-    .add({ method: 'PUT', path: '/meshes/{name}', handler: handler() })
-    .add({ method: 'DELETE', path: '/meshes/{name}', handler: handler() })
-    .add({ method: 'GET', path: '/meshes/{mesh}/traffic-routes', handler: handler() })
-    .add({ method: 'GET', path: '/meshes/{mesh}/traffic-routes/{name}', handler: handler() })
-    .add({ method: 'GET', path: '/meshes/{mesh}/dataplanes/_overview', handler: handler() })
-    .add({ method: 'GET', path: '/meshes/{mesh}/dataplanes/{name}', handler: handler() })
-    .add({ method: 'GET', path: '/zones/{name}/_overview', handler: handler() });
+    .add({ method: 'GET', path: '/meshes', handler: handler(), doc })
+    .add({ method: 'GET', path: '/meshes/{name}', handler: handler(), doc })
+    .add({ method: 'PUT', path: '/meshes/{name}', handler: handler(), doc })
+    .add({ method: 'DELETE', path: '/meshes/{name}', handler: handler(), doc })
+    .add({ method: 'GET', path: '/meshes/{mesh}/traffic-routes', handler: handler(), doc })
+    .add({ method: 'GET', path: '/meshes/{mesh}/traffic-routes/{name}', handler: handler(), doc })
+    .add({ method: 'GET', path: '/meshes/{mesh}/dataplanes/_overview', handler: handler(), doc })
+    .add({ method: 'GET', path: '/meshes/{mesh}/dataplanes/{name}', handler: handler(), doc })
+    .add({ method: 'GET', path: '/zones/{name}/_overview', handler: handler(), doc });
 }
 
 describe('RouteTable', () => {
@@ -60,10 +62,10 @@ describe('RouteTable', () => {
   });
 
   it('refuses the same method and path twice', () => {
-    expect(() => table().add({ method: 'GET', path: '/meshes', handler: handler() })).toThrow(/duplicate route/);
+    expect(() => table().add({ method: 'GET', path: '/meshes', handler: handler(), doc })).toThrow(/duplicate route/);
   });
 
   it('refuses two routes that name the same captures differently', () => {
-    expect(() => table().add({ method: 'POST', path: '/meshes/{mesh}', handler: handler() })).toThrow(/conflicting parameter names/);
+    expect(() => table().add({ method: 'POST', path: '/meshes/{mesh}', handler: handler(), doc })).toThrow(/conflicting parameter names/);
   });
 });

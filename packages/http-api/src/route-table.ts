@@ -1,7 +1,9 @@
-// A declarative route table: method, path pattern, handler. Matching is a walk down a trie of
+// A declarative route table: method, path pattern, handler, and the route's documentation, from
+// which the OpenAPI document is built. Matching is a walk down a trie of
 // path segments, so the cost does not grow with the number of kinds, and a known path with an
 // unregistered method is told apart from an unknown path (405 with Allow vs 404).
 import type { Request, Response } from 'express';
+import type { RouteDoc } from './route-doc.js';
 
 export type Method = 'GET' | 'PUT' | 'DELETE' | 'POST';
 export type Params = Record<string, string>;
@@ -12,29 +14,32 @@ export interface Route {
   /** Segments separated by '/'; `{name}` captures one segment. */
   path: string;
   handler: Handler;
+  /** What the OpenAPI document says of it. */
+  doc: RouteDoc;
 }
 
 interface Node {
   literals: Map<string, Node>;
   param?: Node;
-  handlers: Map<Method, Handler>;
+  routes: Map<Method, Route>;
   /** Names of the captured segments of the routes ending here, in order. */
   paramNames: string[];
   /** The path of the routes ending here, as declared (`/meshes/{mesh}/dataplanes/{name}`). */
   template: string;
 }
 
-const newNode = (): Node => ({ literals: new Map(), handlers: new Map(), paramNames: [], template: '' });
+const newNode = (): Node => ({ literals: new Map(), routes: new Map(), paramNames: [], template: '' });
 
 export interface RouteMatch {
   params: Params;
-  handlers: ReadonlyMap<Method, Handler>;
+  routes: ReadonlyMap<Method, Route>;
   /** The declared path that matched, for metrics and logs (no resource names in it). */
   template: string;
 }
 
 export class RouteTable {
   private readonly root = newNode();
+  private readonly added: Route[] = [];
 
   add(route: Route): this {
     let node = this.root;
@@ -51,15 +56,21 @@ export class RouteTable {
         node = next;
       }
     }
-    if (node.handlers.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-    if (node.handlers.size > 0 && node.paramNames.join() !== paramNames.join()) throw new Error(`conflicting parameter names at ${route.path}`);
-    node.handlers.set(route.method, route.handler);
+    if (node.routes.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    if (node.routes.size > 0 && node.paramNames.join() !== paramNames.join()) throw new Error(`conflicting parameter names at ${route.path}`);
+    node.routes.set(route.method, route);
     node.paramNames = paramNames;
     node.template = route.path;
+    this.added.push(route);
     return this;
   }
 
-  /** The handlers of the path (decoded segments; a trailing slash is ignored), or undefined. */
+  /** Every route, in the order added. */
+  routes(): readonly Route[] {
+    return this.added;
+  }
+
+  /** The routes of the path (decoded segments; a trailing slash is ignored), or undefined. */
   match(path: string): RouteMatch | undefined {
     const segments = splitPath(path).map(decodeSegment);
     if (segments.some((s) => s === undefined)) return undefined;
@@ -70,13 +81,13 @@ export class RouteTable {
     node.paramNames.forEach((name, i) => {
       params[name] = captured[i]!;
     });
-    return { params, handlers: node.handlers, template: node.template };
+    return { params, routes: node.routes, template: node.template };
   }
 }
 
 /** Literal segments win over captures; backtracks when a literal branch leads nowhere. */
 function walk(node: Node, segments: string[], at: number, captured: string[]): Node | undefined {
-  if (at === segments.length) return node.handlers.size > 0 ? node : undefined;
+  if (at === segments.length) return node.routes.size > 0 ? node : undefined;
   const segment = segments[at]!;
   const literal = node.literals.get(segment);
   const found = literal && walk(literal, segments, at + 1, captured);
@@ -104,4 +115,4 @@ function decodeSegment(segment: string): string | undefined {
 }
 
 /** The Allow header value of a matched path. */
-export const allowedMethods = (match: RouteMatch): string => [...match.handlers.keys()].join(', ');
+export const allowedMethods = (match: RouteMatch): string => [...match.routes.keys()].join(', ');

@@ -17,6 +17,7 @@ import { bootstrapTokens, SigningKeys, TokenService } from '@mesh/tokens';
 import { ADMIN_ONLY_RULES } from './access.js';
 import { createApiApp } from './api.js';
 import type { ApiContext } from './context.js';
+import { guardConnections, type ApiLimits } from './limits.js';
 
 export interface TestApiOptions {
   mode?: Mode;
@@ -27,6 +28,7 @@ export interface TestApiOptions {
   /** Creates mesh `default` with its default policies (true unless told otherwise). */
   defaultMesh?: boolean;
   effectiveConfig?: Record<string, unknown>;
+  limits?: Partial<ApiLimits>;
 }
 
 export interface Reply {
@@ -48,6 +50,8 @@ export interface RequestOptions {
 
 export interface TestApi {
   url: string;
+  /** The context the API was built from (for `createRouteTable`). */
+  ctx: ApiContext;
   manager: ResourceManager;
   store: ResourceStore;
   /** Moves the store's clock on (every write is stamped with the clock's time). */
@@ -98,8 +102,10 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     effectiveConfig: options.effectiveConfig ?? {},
     insights,
     proxyConfigs,
+    ...(options.limits ? { limits: options.limits } : {}),
   };
   const server: Server = createServer(createApiApp(ctx));
+  guardConnections(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -124,6 +130,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
 
   return {
     url,
+    ctx,
     manager,
     store,
     advanceClock(ms) {

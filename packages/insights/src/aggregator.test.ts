@@ -140,17 +140,22 @@ describe('InsightAggregator', () => {
     await put('TrafficRoute', 'mesh-1', 'route-1', {});
     await put('TrafficRoute', 'mesh-1', 'route-2', {});
     await put('Timeout', 'mesh-1', 'timeout-1', {});
+    await put('MeshTimeout', 'mesh-1', 'mesh-timeout-1', {});
+    await put('MeshTrafficPermission', 'mesh-1', 'allow-web', {});
+    await put('MeshTrafficPermission', 'mesh-1', 'deny-db', {});
     await put('Secret', 'mesh-1', 'secret-1', { data: 'eA==' });
     await dataplane('dp1', sidecar(inbound('web')));
     const spec = (await meshInsight())!.spec;
-    expect(spec.policies).toEqual({ Timeout: { total: 1 }, TrafficRoute: { total: 2 } });
+    expect(spec.policies).toEqual({ MeshTimeout: { total: 1 }, MeshTrafficPermission: { total: 2 }, Timeout: { total: 1 }, TrafficRoute: { total: 2 } });
     expect(spec.services).toEqual({ total: 2, internal: 1, external: 1 });
     expect(await serviceStat('httpbin')).toEqual({ status: 'not_available', dataplanes: {}, serviceType: 'external', addressPort: 'httpbin.org:443' });
 
     await store.delete({ type: 'Timeout', mesh: 'mesh-1', name: 'timeout-1' });
+    await store.delete({ type: 'MeshTimeout', mesh: 'mesh-1', name: 'mesh-timeout-1' });
+    await store.delete({ type: 'MeshTrafficPermission', mesh: 'mesh-1', name: 'deny-db' });
     await store.delete({ type: 'ExternalService', mesh: 'mesh-1', name: 'httpbin' });
     const after = (await meshInsight())!.spec;
-    expect(after.policies).toEqual({ TrafficRoute: { total: 2 } });
+    expect(after.policies).toEqual({ MeshTrafficPermission: { total: 1 }, TrafficRoute: { total: 2 } });
     expect(after.services).toEqual({ total: 1, internal: 1 });
     expect(await serviceStat('httpbin')).toEqual({ dataplanes: {}, addressPort: 'httpbin.mesh:80' });
   });
@@ -191,8 +196,10 @@ describe('InsightAggregator', () => {
   it('loads what the store holds when it starts', async () => {
     await dataplane('dp1', sidecar(inbound('web', true)), insight({ meshDp: '2.5.0' }));
     await put('ExternalService', 'mesh-1', 'es', { networking: { address: 'a.b:80' }, tags: { 'mesh.io/service': 'es' } });
+    await put('MeshRetry', 'mesh-1', 'retry-all', {});
     const restarted = new InsightAggregator({ store, now });
     await restarted.start();
+    expect(restarted.meshInsight('mesh-1')!.spec.policies).toEqual({ MeshRetry: { total: 1 } });
     expect(restarted.meshInsight('mesh-1')!.spec).toEqual((await meshInsight())!.spec);
     expect(restarted.listServices(undefined, '')).toEqual([
       { mesh: 'mesh-1', name: 'es' },

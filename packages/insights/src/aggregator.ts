@@ -5,9 +5,9 @@ import {
   dataplaneInsightKind,
   dataplaneKind,
   externalServiceKind,
+  everyPolicyKind,
+  isAnyPolicyKind,
   meshKind,
-  isPolicyKind,
-  policyKinds,
   SERVICE_TAG,
   zoneEgressInsightKind,
   zoneIngressInsightKind,
@@ -206,7 +206,7 @@ export class InsightAggregator {
     const mesh = meshResource.name;
     const time = this.now().toISOString();
     const tally = new MeshTally(meshResource.creationTime, time);
-    for (const { name } of policyKinds()) tally.setPolicyCount(name, await this.store.count(name, mesh), time);
+    for (const { name } of everyPolicyKind()) tally.setPolicyCount(name, await this.store.count(name, mesh), time);
     const listInMesh = (kind: AnyKind) => this.store.list({ type: kind.name, mesh, ...everything });
     const [dataplanes, insights, externalServices] = await Promise.all([listInMesh(dataplaneKind), listInMesh(dataplaneInsightKind), listInMesh(externalServiceKind)]);
     const insightByName = new Map(insights.items.map((insight) => [insight.name, parseSpec<StoredDataplaneInsight>(insight)]));
@@ -244,7 +244,7 @@ export class InsightAggregator {
     } else if (type === externalServiceKind.name) {
       const service = await this.store.get({ type, mesh, name });
       tally.setExternalService(name, service && externalServiceEntry(parseSpec(service)), time);
-    } else if (isPolicyKind(type) && operation !== 'update') {
+    } else if (isAnyPolicyKind(type) && operation !== 'update') {
       tally.setPolicyCount(type, await this.store.count(type, mesh), time);
     }
   }

@@ -2,12 +2,16 @@
 // the contract gives. The end-to-end tests create, update, list and delete each one over HTTP.
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
 const TO_BACKEND = [{ match: { 'mesh.io/service': 'backend' } }];
+const MESH = { kind: 'Mesh' };
+const WEB = { kind: 'MeshService', name: 'web' };
+const BACKEND = { kind: 'MeshService', name: 'backend' };
 
 export interface Example {
   type: string;
   /** Collection path; `{mesh}` is replaced by the mesh. */
   path: string;
   meshScoped: boolean;
+  /** The body's fields beside its meta: the spec's fields, or `{spec}` for a targetRef policy. */
   spec: Record<string, unknown>;
   /** A change applied on update, to see it stored. */
   update: Record<string, unknown>;
@@ -198,6 +202,157 @@ export const EXAMPLES: Example[] = [
       selectors: [{ match: { 'mesh.io/service': 'edge-gateway' } }],
       conf: { tcp: { rules: [{ backends: [{ weight: 1, destination: { 'mesh.io/service': 'backend' } }] }] } },
     },
+  },
+  // The targetRef policies carry their spec under `spec`.
+  {
+    type: 'MeshAccessLog',
+    path: '/meshes/{mesh}/meshaccesslogs',
+    meshScoped: true,
+    spec: { spec: { targetRef: MESH, from: [{ targetRef: MESH, default: { backends: [{ type: 'File', file: { path: '/tmp/access.log' } }] } }] } },
+    update: {
+      spec: {
+        targetRef: WEB,
+        to: [{ targetRef: BACKEND, default: { backends: [{ type: 'Tcp', tcp: { format: { type: 'Plain', plain: '[%START_TIME%] %UPSTREAM_HOST%' }, address: '127.0.0.1:5000' } }] } }],
+      },
+    },
+  },
+  {
+    type: 'MeshCircuitBreaker',
+    path: '/meshes/{mesh}/meshcircuitbreakers',
+    meshScoped: true,
+    spec: {
+      spec: {
+        targetRef: MESH,
+        to: [
+          {
+            targetRef: MESH,
+            default: {
+              connectionLimits: { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 },
+              outlierDetection: { interval: '5s', baseEjectionTime: '30s', maxEjectionPercent: 20, detectors: { totalFailures: { consecutive: 5 } } },
+            },
+          },
+        ],
+      },
+    },
+    update: { spec: { targetRef: WEB, from: [{ targetRef: MESH, default: { connectionLimits: { maxConnections: 100 } } }] } },
+  },
+  {
+    type: 'MeshFaultInjection',
+    path: '/meshes/{mesh}/meshfaultinjections',
+    meshScoped: true,
+    spec: { spec: { targetRef: BACKEND, from: [{ targetRef: WEB, default: { http: [{ abort: { httpStatus: 503, percentage: 10 } }] } }] } },
+    update: { spec: { targetRef: BACKEND, from: [{ targetRef: MESH, default: { http: [{ delay: { value: '5s', percentage: '50.5' } }] } }] } },
+  },
+  {
+    type: 'MeshHealthCheck',
+    path: '/meshes/{mesh}/meshhealthchecks',
+    meshScoped: true,
+    spec: {
+      spec: {
+        targetRef: MESH,
+        to: [{ targetRef: BACKEND, default: { interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1, http: { path: '/health', expectedStatuses: [200] } } }],
+      },
+    },
+    update: { spec: { targetRef: MESH, to: [{ targetRef: BACKEND, default: { interval: '1m0s', tcp: {} } }] } },
+  },
+  {
+    type: 'MeshHTTPRoute',
+    path: '/meshes/{mesh}/meshhttproutes',
+    meshScoped: true,
+    spec: {
+      spec: {
+        targetRef: WEB,
+        to: [
+          {
+            targetRef: BACKEND,
+            rules: [
+              {
+                matches: [{ path: { value: '/api', type: 'PathPrefix' } }],
+                default: {
+                  backendRefs: [
+                    { kind: 'MeshServiceSubset', name: 'backend', tags: { version: 'v1' }, weight: 90 },
+                    { kind: 'MeshServiceSubset', name: 'backend', tags: { version: 'v2' }, weight: 10 },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      },
+    },
+    update: {
+      spec: {
+        targetRef: WEB,
+        to: [
+          {
+            targetRef: BACKEND,
+            rules: [{ matches: [{ method: 'GET' }], default: { filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'x-env', value: 'prod' }] } }] } }],
+          },
+        ],
+      },
+    },
+  },
+  {
+    type: 'MeshLoadBalancingStrategy',
+    path: '/meshes/{mesh}/meshloadbalancingstrategies',
+    meshScoped: true,
+    spec: { spec: { targetRef: MESH, to: [{ targetRef: BACKEND, default: { loadBalancer: { type: 'RingHash', ringHash: { hashPolicies: [{ type: 'Header', header: { name: 'x-user' } }] } } } }] } },
+    update: { spec: { targetRef: MESH, to: [{ targetRef: BACKEND, default: { localityAwareness: { disabled: true } } }] } },
+  },
+  {
+    type: 'MeshProxyPatch',
+    path: '/meshes/{mesh}/meshproxypatches',
+    meshScoped: true,
+    spec: { spec: { targetRef: MESH, default: { appendModifications: [{ cluster: { match: { name: 'backend' }, operation: 'Patch', value: 'connectTimeout: 5s\n' } }] } } },
+    update: { spec: { targetRef: WEB, default: { appendModifications: [{ httpFilter: { match: { name: 'envoy.filters.http.gzip' }, operation: 'Remove' } }] } } },
+  },
+  {
+    type: 'MeshRateLimit',
+    path: '/meshes/{mesh}/meshratelimits',
+    meshScoped: true,
+    spec: { spec: { targetRef: BACKEND, from: [{ targetRef: MESH, default: { local: { http: { requestRate: { num: 100, interval: '10s' }, onRateLimit: { status: 429 } } } } }] } },
+    update: { spec: { targetRef: BACKEND, from: [{ targetRef: MESH, default: { local: { tcp: { connectionRate: { num: 10, interval: '1s' } } } } }] } },
+  },
+  {
+    type: 'MeshRetry',
+    path: '/meshes/{mesh}/meshretries',
+    meshScoped: true,
+    spec: { spec: { targetRef: MESH, to: [{ targetRef: MESH, default: { http: { numRetries: 3, perTryTimeout: '2s', retryOn: ['5xx', 'Reset'] } } }] } },
+    update: { spec: { targetRef: MESH, to: [{ targetRef: BACKEND, default: { tcp: { maxConnectAttempt: 2 } } }] } },
+  },
+  {
+    type: 'MeshTCPRoute',
+    path: '/meshes/{mesh}/meshtcproutes',
+    meshScoped: true,
+    spec: { spec: { targetRef: WEB, to: [{ targetRef: BACKEND, rules: [{ default: { backendRefs: [{ kind: 'MeshService', name: 'backend-v2' }] } }] }] } },
+    update: { spec: { targetRef: MESH, to: [{ targetRef: BACKEND }] } },
+  },
+  {
+    type: 'MeshTimeout',
+    path: '/meshes/{mesh}/meshtimeouts',
+    meshScoped: true,
+    spec: {
+      spec: {
+        targetRef: MESH,
+        to: [{ targetRef: MESH, default: { connectionTimeout: '5s', idleTimeout: '1h0m0s', http: { requestTimeout: '15s', streamIdleTimeout: '30m0s' } } }],
+        from: [{ targetRef: MESH, default: { idleTimeout: '2h0m0s' } }],
+      },
+    },
+    update: { spec: { targetRef: BACKEND, from: [{ targetRef: MESH, default: { http: { requestTimeout: '1s' } } }] } },
+  },
+  {
+    type: 'MeshTrace',
+    path: '/meshes/{mesh}/meshtraces',
+    meshScoped: true,
+    spec: { spec: { targetRef: MESH, default: { backends: [{ type: 'Zipkin', zipkin: { url: 'http://zipkin.mesh:9411/api/v2/spans' } }], sampling: { overall: 80 } } } },
+    update: { spec: { targetRef: WEB, default: { backends: [{ type: 'Datadog', datadog: { url: 'http://datadog:8126' } }] } } },
+  },
+  {
+    type: 'MeshTrafficPermission',
+    path: '/meshes/{mesh}/meshtrafficpermissions',
+    meshScoped: true,
+    spec: { spec: { targetRef: MESH, from: [{ targetRef: MESH, default: { action: 'Allow' } }] } },
+    update: { spec: { targetRef: BACKEND, from: [{ targetRef: WEB, default: { action: 'Deny' } }] } },
   },
   {
     type: 'ExternalService',

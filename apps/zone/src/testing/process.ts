@@ -25,6 +25,7 @@ export function freePort(): Promise<number> {
 }
 
 export interface ControlPlaneProcess {
+  pid: number;
   url: string;
   httpsUrl: string;
   workDir: string;
@@ -33,24 +34,36 @@ export interface ControlPlaneProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
+export interface Ports {
+  http: number;
+  https: number;
+  diagnostics: number;
+  /** The zone sync port of a global. */
+  kds: number;
+}
+
 export interface StartOptions {
   binary?: keyof typeof BINARIES;
   workDir?: string;
   env?: Record<string, string>;
   /** Reuse these ports (a restart on the same address). */
-  ports?: { http: number; https: number; diagnostics: number };
+  ports?: Ports;
+  /** Wait for readiness (a zone is ready once connected to its global); otherwise only for the API. */
+  waitUntilReady?: boolean;
 }
 
 /** Starts the binary and waits until its diagnostics server says it is ready. */
-export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlaneProcess & { ports: { http: number; https: number; diagnostics: number } }> {
-  const ports = options.ports ?? { http: await freePort(), https: await freePort(), diagnostics: await freePort() };
+export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlaneProcess & { ports: Ports }> {
+  const ports = options.ports ?? { http: await freePort(), https: await freePort(), diagnostics: await freePort(), kds: await freePort() };
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'mesh-e2e-'));
   const env: Record<string, string> = {
     MESH_GENERAL_WORK_DIR: workDir,
     MESH_API_SERVER_HTTP_PORT: String(ports.http),
     MESH_API_SERVER_HTTPS_PORT: String(ports.https),
     MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
-    MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
+    MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: String(ports.kds),
+    // The data plane server listens on any free port unless a test picks one (docs/xds.md).
+    MESH_DP_SERVER_PORT: '0',
     ...options.env,
   };
   const child: ChildProcess = spawn(process.execPath, [BINARIES[options.binary ?? 'mesh-zone']], {
@@ -66,7 +79,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   for (;;) {
     if (child.exitCode !== null) throw new Error(`control plane exited with ${child.exitCode}:\n${output}`);
     try {
-      const res = await fetch(`http://127.0.0.1:${ports.diagnostics}/ready`);
+      const res = await fetch(options.waitUntilReady === false ? `http://127.0.0.1:${ports.http}/` : `http://127.0.0.1:${ports.diagnostics}/ready`);
       if (res.ok) break;
     } catch {
       // not listening yet
@@ -79,6 +92,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   }
 
   return {
+    pid: child.pid!,
     url: `http://127.0.0.1:${ports.http}`,
     httpsUrl: `https://127.0.0.1:${ports.https}`,
     workDir,
@@ -89,5 +103,17 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       if (child.exitCode === null) child.kill(signal);
       return exited;
     },
+  };
+}
+
+/**
+ * The settings of a zone control plane of this global: its name, the global's sync address (TLS,
+ * trusting the certificate the global generated into its work directory).
+ */
+export function zoneOf(global: Pick<ControlPlaneProcess, 'workDir'> & { ports: Ports }, name: string): Record<string, string> {
+  return {
+    MESH_MULTIZONE_ZONE_NAME: name,
+    MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: `grpcs://127.0.0.1:${global.ports.kds}`,
+    MESH_MULTIZONE_ZONE_KDS_ROOT_CA_FILE: join(global.workDir, 'mesh-cp.crt'),
   };
 }

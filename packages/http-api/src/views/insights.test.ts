@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_ONLY_RULES } from '../access.js';
 import { createApiApp } from '../api.js';
 import { openTestStore } from '../testing.js';
+import { cursorOf } from '../pagination.js';
 import type { ApiContext } from '../context.js';
 
 const T0 = '2024-05-06T07:08:09.000Z';
@@ -174,7 +175,8 @@ describe('on a standalone control plane', () => {
         dataplanesByType: { ...NO_PROXIES_BY_TYPE, standard: { total: 1, offline: 1 } },
       });
       const first = await api.get('/mesh-insights?size=1');
-      expect(first.body).toMatchObject({ total: 2, items: [{ name: 'default' }], next: `${api.url}/mesh-insights?offset=1&size=1` });
+      expect(first.body).toMatchObject({ total: 2, items: [{ name: 'default' }], next: `${api.url}/mesh-insights?offset=${cursorOf({ mesh: '', name: 'default' })}&size=1` });
+      expect((await api.get(first.body.next.slice(api.url.length))).body).toMatchObject({ total: 2, items: [{ name: 'other' }], next: null });
       expect((await api.get('/mesh-insights?size=1&offset=1')).body).toMatchObject({ total: 2, items: [{ name: 'other' }], next: null });
       expect((await api.get('/mesh-insights?name=oth')).body).toMatchObject({ total: 1, items: [{ name: 'other' }] });
     });
@@ -220,7 +222,9 @@ describe('on a standalone control plane', () => {
       expect((await api.get('/service-insights?name=b')).body).toMatchObject({ total: 3, items: [{ name: 'backend' }, { name: 'httpbin' }, { name: 'web' }] });
       const page = await api.get('/service-insights?size=2&offset=4');
       expect(page.body).toMatchObject({ total: 6, items: [{ name: 'web' }, { name: 'api' }], next: null });
-      expect((await api.get('/service-insights?size=2')).body.next).toBe(`${api.url}/service-insights?offset=2&size=2`);
+      const second = (await api.get('/service-insights?size=2')).body.next;
+      expect(second).toBe(`${api.url}/service-insights?offset=${cursorOf({ mesh: 'default', name: 'edge' })}&size=2`);
+      expect((await api.get(second.slice(api.url.length))).body.items.map((i: any) => i.name)).toEqual(['httpbin', 'kong']);
       expect((await api.get('/meshes/nowhere/service-insights')).body).toEqual({ total: 0, items: [], next: null });
       expect(await api.get('/service-insights?offset=x')).toMatchObject({ status: 400, body: { title: 'Could not paginate resources', detail: 'Invalid offset' } });
     });
@@ -318,7 +322,8 @@ describe('on a standalone control plane', () => {
       expect(await names('gateway=DELEGATED')).toEqual(['kong']);
       expect(await names('gateway=false')).toEqual(['backend-1', 'web-1', 'web-2']);
       const page = await api.get('/meshes/default/dataplanes/_overview?gateway=false&size=2');
-      expect(page.body).toMatchObject({ total: 3, next: `${api.url}/meshes/default/dataplanes/_overview?gateway=false&offset=2&size=2` });
+      expect(page.body).toMatchObject({ total: 3, next: `${api.url}/meshes/default/dataplanes/_overview?gateway=false&offset=${cursorOf({ mesh: 'default', name: 'web-1' })}&size=2` });
+      expect((await api.get(page.body.next.slice(api.url.length))).body).toMatchObject({ total: 3, items: [{ name: 'web-2' }], next: null });
       expect(await api.get('/meshes/default/dataplanes+insights?gateway=foo')).toMatchObject({
         status: 400,
         body: {
@@ -506,8 +511,9 @@ describe('on a standalone control plane', () => {
       expect(page.body).toEqual({
         total: 2,
         items: [{ type: 'Dataplane', mesh: 'default', name: 'web-1' }],
-        next: `${api.url}/meshes/default/traffic-routes/route-all-default/_resources/dataplanes?name=web&offset=1&size=1`,
+        next: `${api.url}/meshes/default/traffic-routes/route-all-default/_resources/dataplanes?name=web&offset=${cursorOf({ mesh: 'default', name: 'web-1' })}&size=1`,
       });
+      expect((await api.get(page.body.next.slice(api.url.length))).body).toEqual({ total: 2, items: [{ type: 'Dataplane', mesh: 'default', name: 'web-2' }] });
     });
 
     it('answers 404 for a missing policy, 400 for a bad page', async () => {

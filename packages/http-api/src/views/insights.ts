@@ -1,18 +1,20 @@
 // Insights (docs/insights.md): mesh and service insights from the running aggregates, the
 // global summaries, and the zones' status on a global control plane.
 import { zoneStatus, type MeshInsight, type ServiceInsight, type StoredZone, type StoredZoneInsight } from '@mesh/insights';
-import { DomainError, KINDS, meshInsightKind, resourceNotFound, serviceInsightKind, zoneInsightKind, zoneKind } from '@mesh/model';
+import { DomainError, KINDS, meshInsightKind, MeshInsightSpecSchema, resourceNotFound, serviceInsightKind, ServiceInsightSpecSchema, zoneInsightKind, zoneKind } from '@mesh/model';
 import type { Request, Response } from 'express';
+import { z } from 'zod';
 import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { AssembledPages, joinItems, sendCollection } from '../page-cache.js';
-import { nextPageUrl, parsePage, type Page } from '../pagination.js';
+import { EXAMPLE_MESH, EXAMPLE_SERVICE } from '../openapi/examples.js';
+import { collectionOf, component, timestamp } from '../openapi/schemas.js';
+import { nextPageUrl, pageOf, parsePage } from '../pagination.js';
+import { NAME_FILTER, PAGE_PARAMETERS } from '../route-doc.js';
 import type { Params, RouteTable } from '../route-table.js';
 import { nameFilter } from '../query.js';
 
-
-const pageOf = <T>(items: readonly T[], page: Page): readonly T[] => items.slice(page.offset, page.size === 0 ? undefined : page.offset + page.size);
 
 /** Aggregates reflect every write made before the request. */
 async function readInsights(ctx: ApiContext, req: Request) {
@@ -63,9 +65,10 @@ async function listMeshInsights(ctx: ApiContext, pages: AssembledPages, req: Req
   const insights = await readInsights(ctx, req);
   const page = parsePage(req);
   const names = insights.meshNames().filter((name) => name.includes(nameFilter(req)));
-  const listed = pageOf(names, page).map((name) => insights.meshInsight(name)!);
+  const found = pageOf(names, page, (name) => ({ mesh: '', name }));
+  const listed = found.items.map((name) => insights.meshInsight(name)!);
   const items = pages.items(req.originalUrl, listed, () => joinItems(listed.map((insight) => encoded(insight, meshInsightJson))));
-  sendCollection(res, items, names.length, nextPageUrl(req, page, names.length));
+  sendCollection(res, items, names.length, nextPageUrl(req, page, found.listed));
 }
 
 async function getMeshInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
@@ -78,9 +81,10 @@ async function listServiceInsights(ctx: ApiContext, pages: AssembledPages, req: 
   const insights = await readInsights(ctx, req);
   const page = parsePage(req, 'Could not paginate resources');
   const services = insights.listServices(mesh, nameFilter(req));
-  const listed = pageOf(services, page).map((service) => insights.serviceInsight(service.mesh, service.name)!);
+  const found = pageOf(services, page, (service) => service);
+  const listed = found.items.map((service) => insights.serviceInsight(service.mesh, service.name)!);
   const items = pages.items(req.originalUrl, listed, () => joinItems(listed.map((insight) => encoded(insight, serviceInsightJson))));
-  sendCollection(res, items, services.length, nextPageUrl(req, page, services.length));
+  sendCollection(res, items, services.length, nextPageUrl(req, page, found.listed));
 }
 
 /** A service nobody names answers with empty counts; only a missing mesh is not found. */
@@ -119,21 +123,113 @@ async function listZoneStatuses(ctx: ApiContext, req: Request, res: Response) {
 export function addInsightRoutes(table: RouteTable, ctx: ApiContext): void {
   // Pages of unchanged insights (the same objects from the aggregator) are sent as they were.
   const pages = new AssembledPages();
+  const tag = 'Insights';
+  const listQuery = [...PAGE_PARAMETERS, NAME_FILTER];
   table
-    .add({ method: 'GET', path: `/${meshInsightKind.path}`, handler: withOperation('list', (req, res) => listMeshInsights(ctx, pages, req, res)) })
-    .add({ method: 'GET', path: `/${meshInsightKind.path}/{name}`, handler: withOperation('get', (req, res, params) => getMeshInsight(ctx, req, res, params)) })
-    .add({ method: 'GET', path: `/${serviceInsightKind.path}`, handler: withOperation('list', (req, res) => listServiceInsights(ctx, pages, req, res, undefined)) })
+    .add({
+      method: 'GET',
+      path: `/${meshInsightKind.path}`,
+      doc: { summary: 'List mesh insights', tag, query: listQuery, responses: { 200: { description: 'A page of mesh insights.', schema: collectionOf(MeshInsightSchema) } }, errors: [400], example: {} },
+      handler: withOperation('list', (req, res) => listMeshInsights(ctx, pages, req, res)),
+    })
+    .add({
+      method: 'GET',
+      path: `/${meshInsightKind.path}/{name}`,
+      doc: { summary: "Get a mesh's insight", tag, responses: { 200: { description: "The mesh's figures.", schema: MeshInsightSchema } }, errors: [404], example: { params: { name: EXAMPLE_MESH } } },
+      handler: withOperation('get', (req, res, params) => getMeshInsight(ctx, req, res, params)),
+    })
+    .add({
+      method: 'GET',
+      path: `/${serviceInsightKind.path}`,
+      doc: { summary: 'List the service insights of every mesh', tag, query: listQuery, responses: { 200: { description: 'A page of service insights.', schema: ServiceInsightListSchema } }, errors: [400], example: {} },
+      handler: withOperation('list', (req, res) => listServiceInsights(ctx, pages, req, res, undefined)),
+    })
     .add({
       method: 'GET',
       path: `/meshes/{mesh}/${serviceInsightKind.path}`,
+      doc: {
+        summary: 'List the service insights of a mesh',
+        tag,
+        query: listQuery,
+        responses: { 200: { description: 'A page of service insights.', schema: ServiceInsightListSchema } },
+        errors: [400],
+        example: { params: { mesh: EXAMPLE_MESH } },
+      },
       handler: withOperation('list', (req, res, params) => listServiceInsights(ctx, pages, req, res, params.mesh)),
     })
     .add({
       method: 'GET',
       path: `/meshes/{mesh}/${serviceInsightKind.path}/{name}`,
+      doc: {
+        summary: "Get a service's insight",
+        description: 'A service nothing names answers with empty counts; only a missing mesh is not found.',
+        tag,
+        responses: { 200: { description: "The service's figures.", schema: ServiceInsightSchema } },
+        errors: [404],
+        example: { params: { mesh: EXAMPLE_MESH, name: EXAMPLE_SERVICE } },
+      },
       handler: withOperation('get', (req, res, params) => getServiceInsight(ctx, req, res, params)),
     })
-    .add({ method: 'GET', path: '/global-insights', handler: withOperation('get', (req, res) => countGlobalResources(ctx, req, res)) })
-    .add({ method: 'GET', path: '/global-insight', handler: withOperation('get', (req, res) => summarizeGlobally(ctx, req, res)) })
-    .add({ method: 'GET', path: '/status/zones', handler: withOperation('get', (req, res) => listZoneStatuses(ctx, req, res)) });
+    .add({
+      method: 'GET',
+      path: '/global-insights',
+      doc: { summary: 'Count the resources of each global kind', tag, responses: { 200: { description: 'Counts by kind.', schema: GlobalInsightsSchema } }, errors: [], example: {} },
+      handler: withOperation('get', (req, res) => countGlobalResources(ctx, req, res)),
+    })
+    .add({
+      method: 'GET',
+      path: '/global-insight',
+      doc: { summary: 'Sum up meshes, proxies, policies, services and zones', tag, responses: { 200: { description: 'The sums.', schema: GlobalInsightSchema } }, errors: [], example: {} },
+      handler: withOperation('get', (req, res) => summarizeGlobally(ctx, req, res)),
+    })
+    .add({
+      method: 'GET',
+      path: '/status/zones',
+      doc: {
+        summary: 'List the zones and whether each is connected',
+        description: 'Served by a global control plane; the others answer 404.',
+        tag,
+        responses: { 200: { description: 'Every zone.', schema: ZoneStatusesSchema } },
+        errors: [404],
+        example: {},
+        modes: ['global'],
+      },
+      handler: withOperation('get', (req, res) => listZoneStatuses(ctx, req, res)),
+    });
 }
+
+const times = { creationTime: timestamp('When the figures were first computed.'), modificationTime: timestamp('When they last changed.') };
+
+const MeshInsightSchema = component(
+  'MeshInsight',
+  z.intersection(z.object({ type: z.literal(meshInsightKind.name), name: z.string(), ...times, lastSync: timestamp('The same as `modificationTime`.') }), MeshInsightSpecSchema),
+);
+
+const ServiceInsightSchema = component(
+  'ServiceInsight',
+  z.intersection(z.object({ type: z.literal(serviceInsightKind.name), mesh: z.string(), name: z.string(), ...times }), ServiceInsightSpecSchema),
+);
+
+const ServiceInsightListSchema = component('ServiceInsightList', collectionOf(ServiceInsightSchema));
+
+const GlobalInsightsSchema = component(
+  'GlobalInsights',
+  z.object({ type: z.literal('GlobalInsights'), creationTime: timestamp('When the counts were taken.'), resources: z.record(z.string(), z.object({ total: z.number().int() })) }),
+);
+
+const statusCounts = z.object({ total: z.number().int(), online: z.number().int(), offline: z.number().int(), partiallyDegraded: z.number().int() });
+const onlineCounts = z.object({ online: z.number().int(), total: z.number().int() });
+
+const GlobalInsightSchema = component(
+  'GlobalInsight',
+  z.object({
+    createdAt: timestamp('When the sums were taken.'),
+    meshes: z.object({ total: z.number().int() }),
+    dataplanes: z.object({ standard: statusCounts, gatewayBuiltin: statusCounts, gatewayDelegated: statusCounts }),
+    policies: z.object({ total: z.number().int() }),
+    services: z.object({ internal: statusCounts, external: z.object({ total: z.number().int() }), gatewayBuiltin: statusCounts, gatewayDelegated: statusCounts }),
+    zones: z.object({ controlPlanes: onlineCounts, zoneIngresses: onlineCounts, zoneEgresses: onlineCounts }),
+  }),
+);
+
+const ZoneStatusesSchema = component('ZoneStatuses', z.array(z.object({ name: z.string(), url: z.string(), active: z.boolean() })));

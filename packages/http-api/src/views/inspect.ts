@@ -1,17 +1,36 @@
 // Inspection (docs/insights.md, Inspection): the policies matched for a dataplane, the dataplanes a
 // policy or gateway applies to, targetRef rules and the `/xds` dump of a proxy, all read from
-// the proxy configuration the control plane keeps up to date (never matched per request).
-import { getKind, invalidResource, meshGatewayKind, meshGatewayRouteKind, policyKinds, resourceNotFound } from '@mesh/model';
-import { type AnyPolicy, describeGateway, listAttachments, type PolicyKind } from '@mesh/policy-matcher';
+// the proxy configuration the control plane keeps up to date (never matched per request); and the
+// live views of connected proxies (`/xds` as sent, `/stats`, `/clusters`; docs/xds.md).
+import {
+  type AnyKind,
+  dataplaneKind,
+  DomainError,
+  getKind,
+  invalidResource,
+  meshGatewayKind,
+  meshGatewayRouteKind,
+  policyKinds,
+  resourceNotFound,
+  targetRefPolicyKinds,
+  type TargetRefPolicyKind,
+  zoneEgressKind,
+  zoneIngressKind,
+} from '@mesh/model';
+import { type AnyPolicy, type AnyTargetRefPolicy, describeGateway, listAttachments, listRuleItems, type PolicyKind, withTargetRefPolicies } from '@mesh/policy-matcher';
 import { type MeshProxies, storedPolicyOf } from '@mesh/proxy-config';
 import type { Request, Response } from 'express';
-import { callerOf, requireRule } from '../access.js';
-import type { ApiContext } from '../context.js';
+import { z } from 'zod';
+import { callerOf, requireRule, type StaticRuleName } from '../access.js';
+import type { ApiContext, ProxyRef } from '../context.js';
 import { kindPaths } from '../crud.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { resourceJson } from '../resource-json.js';
+import type { RouteDoc } from '../route-doc.js';
 import type { Params, RouteTable } from '../route-table.js';
+import { exampleOf, exampleParams } from '../openapi/examples.js';
+import { configDumpDoc, dataplanePoliciesDoc, dataplaneRulesDoc, gatewayDataplanesDoc, policyDataplanesDoc } from './inspect-docs.js';
 
 
 /** A mesh's proxies once every write before the request is applied; 404 titled `title` when the mesh does not exist. */
@@ -23,7 +42,7 @@ async function meshProxies(ctx: ApiContext, req: Request, mesh: string, title: s
 }
 
 /** A matched policy as `GET` of it returns it (the seed's full entity, not the reference's meta). */
-const policyEntity = (policy: AnyPolicy, kind: PolicyKind): unknown => JSON.parse(resourceJson(getKind(kind), storedPolicyOf(policy)));
+const policyEntity = (policy: AnyPolicy | AnyTargetRefPolicy, kind: PolicyKind | TargetRefPolicyKind): unknown => JSON.parse(resourceJson(getKind(kind), storedPolicyOf(policy)));
 
 async function dataplanePolicies(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const mesh = await meshProxies(ctx, req, params.mesh!, 'Could not build MeshContext');
@@ -33,15 +52,25 @@ async function dataplanePolicies(ctx: ApiContext, req: Request, res: Response, p
     sendJson(res, 200, JSON.stringify(describeGateway(match.gateway, policyEntity)));
     return;
   }
-  const items = listAttachments(match.policies, policyEntity);
+  // The targetRef policies selecting the proxy attach to it as a whole (docs/insights.md, Inspection).
+  const targetRef = mesh.targetRefMatch(params.name!);
+  const legacy = listAttachments(match.policies, policyEntity);
+  const items = targetRef ? withTargetRefPolicies(legacy, targetRef, policyEntity) : legacy;
   sendJson(res, 200, JSON.stringify({ kind: 'SidecarDataplane', total: items.length, items }));
 }
 
 async function dataplaneRules(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const mesh = await meshProxies(ctx, req, params.mesh!, 'Could not build MeshContext');
-  if (!mesh.match(params.name!)) throw resourceNotFound('Could not get MatchedPolicies');
-  // Rules come from targetRef policies only, and this control plane has no targetRef kinds.
-  sendJson(res, 200, JSON.stringify({ total: 0, items: [] }));
+  const match = mesh.targetRefMatch(params.name!);
+  if (!match) throw resourceNotFound('Could not get MatchedPolicies');
+  const items = listRuleItems(match);
+  sendJson(res, 200, JSON.stringify({ total: items.length, items }));
+}
+
+/** `/xds` of a proxy: what its live stream last sent when it has one here (docs/xds.md, Inspection), else the rendered configuration. */
+async function sendConfigDump(ctx: ApiContext, res: Response, proxy: ProxyRef, rendered: unknown): Promise<void> {
+  const live = await ctx.proxyInspector?.configDump(proxy);
+  sendJson(res, 200, JSON.stringify(live ?? rendered));
 }
 
 async function dataplaneXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
@@ -49,12 +78,18 @@ async function dataplaneXds(ctx: ApiContext, req: Request, res: Response, params
   const title = 'Could not get dataplane resource';
   const dump = (await meshProxies(ctx, req, params.mesh!, title)).configDump(params.name!);
   if (!dump) throw resourceNotFound(title);
-  sendJson(res, 200, JSON.stringify(dump));
+  await sendConfigDump(ctx, res, { type: dataplaneKind.name, mesh: params.mesh!, name: params.name! }, dump);
 }
 
 async function policyDataplanes(ctx: ApiContext, kind: PolicyKind, req: Request, res: Response, params: Params) {
   // The policy is not looked up: an unknown one applies to no dataplane.
   const items = (await meshProxies(ctx, req, params.mesh!, 'Could not list Dataplanes')).dataplanesSelectedBy(kind, params.name!);
+  sendJson(res, 200, JSON.stringify({ total: items.length, items }));
+}
+
+async function targetRefPolicyDataplanes(ctx: ApiContext, kind: TargetRefPolicyKind, req: Request, res: Response, params: Params) {
+  // As for the other policies, an unknown one selects no dataplane.
+  const items = (await meshProxies(ctx, req, params.mesh!, 'Could not list Dataplanes')).dataplanesSelectedByTargetRef(kind, params.name!);
   sendJson(res, 200, JSON.stringify({ total: items.length, items }));
 }
 
@@ -65,16 +100,21 @@ async function gatewayDataplanes(ctx: ApiContext, req: Request, res: Response, p
   sendJson(res, 200, JSON.stringify({ total: dataplanes.length, items: dataplanes.map((dataplane) => ({ dataplane })) }));
 }
 
-async function zoneIngressXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
-  requireRule(callerOf(req), ctx.access, 'viewConfigDump');
+/** A zone control plane only reaches the zone ingresses of its own zone. */
+async function requireLocalZoneIngress(ctx: ApiContext, name: string): Promise<void> {
   await ctx.proxyConfigs.settled();
-  const ingress = ctx.proxyConfigs.zoneIngress(params.name!);
+  const ingress = ctx.proxyConfigs.zoneIngress(name);
   if (!ingress) throw resourceNotFound('Could not get zone ingress resource');
   const zone = ingress.spec.zone ?? '';
   if (ctx.mode === 'zone' && zone !== '' && zone !== ctx.zoneName) {
     throw invalidResource([], 'Could not connect to zone ingress that resides in another zone');
   }
-  sendJson(res, 200, JSON.stringify(ctx.proxyConfigs.zoneIngressConfigDump(params.name!)));
+}
+
+async function zoneIngressXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
+  requireRule(callerOf(req), ctx.access, 'viewConfigDump');
+  await requireLocalZoneIngress(ctx, params.name!);
+  await sendConfigDump(ctx, res, { type: zoneIngressKind.name, mesh: '', name: params.name! }, ctx.proxyConfigs.zoneIngressConfigDump(params.name!));
 }
 
 async function zoneEgressXds(ctx: ApiContext, req: Request, res: Response, params: Params) {
@@ -82,20 +122,66 @@ async function zoneEgressXds(ctx: ApiContext, req: Request, res: Response, param
   await ctx.proxyConfigs.settled();
   const dump = ctx.proxyConfigs.zoneEgressConfigDump(params.name!);
   if (!dump) throw resourceNotFound('Could not get zone egress resource');
-  sendJson(res, 200, JSON.stringify(dump));
+  await sendConfigDump(ctx, res, { type: zoneEgressKind.name, mesh: '', name: params.name! }, dump);
 }
 
+type AdminOperation = 'stats' | 'clusters';
+
+const ADMIN_RULES: Readonly<Record<AdminOperation, StaticRuleName>> = { stats: 'viewStats', clusters: 'viewClusters' };
+
+/**
+ * `/stats` and `/clusters` of a proxy, from its Envoy admin API through the data plane server
+ * (docs/xds.md, Inspection); 503 when it cannot be reached (or no data plane server runs here).
+ */
+async function proxyAdmin(ctx: ApiContext, kind: AnyKind, operation: AdminOperation, req: Request, res: Response, params: Params) {
+  requireRule(callerOf(req), ctx.access, ADMIN_RULES[operation]);
+  const mesh = kind.scope === 'mesh' ? params.mesh! : '';
+  if (kind === zoneIngressKind) await requireLocalZoneIngress(ctx, params.name!);
+  else if (!(await ctx.manager.get(kind, mesh, params.name!))) throw resourceNotFound(`Could not get ${kind.singularDisplayName.toLowerCase()} resource`);
+  if (!ctx.proxyInspector) throw new DomainError('unavailable', 'no data plane server runs on this control plane', { title: 'Could not execute admin operation' });
+  const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
+  const answer = await ctx.proxyInspector.admin({ type: kind.name, mesh, name: params.name! }, operation, query);
+  res.status(200).type(answer.contentType.startsWith('application/json') ? 'application/json' : 'text/plain').send(answer.body);
+}
+
+/** The documentation of `/stats` and `/clusters`: Envoy's text. Their example succeeds only while its proxy runs. */
+const adminDoc = (kind: AnyKind, operation: AdminOperation): RouteDoc => {
+  const example = exampleOf(kind);
+  return {
+    summary: `${operation === 'stats' ? 'Show the statistics' : 'Show the upstream clusters'} of a live ${kind.singularDisplayName.toLowerCase()} proxy`,
+    description:
+      "Envoy's admin API of the proxy answers, reached by the data plane server (docs/xds.md, Inspection); the query string is passed on (`format=json`, `filter=...`). 503 while the proxy cannot be reached.",
+    tag: 'Inspection',
+    responses: { 200: { description: "Envoy's answer.", mediaType: 'text/plain', schema: z.string() } },
+    errors: [400, 404, 503],
+    ...(example ? { example: { params: exampleParams(example), needs: 'the proxy running and connected to this control plane' } } : {}),
+  };
+};
+
 export function addInspectRoutes(table: RouteTable, ctx: ApiContext): void {
-  const get = (path: string, handler: (req: Request, res: Response, params: Params) => Promise<void>) =>
-    table.add({ method: 'GET', path, handler: withOperation('get', handler) });
-  get('/meshes/{mesh}/dataplanes/{name}/policies', (req, res, params) => dataplanePolicies(ctx, req, res, params));
-  get('/meshes/{mesh}/dataplanes/{name}/rules', (req, res, params) => dataplaneRules(ctx, req, res, params));
-  get('/meshes/{mesh}/dataplanes/{name}/xds', (req, res, params) => dataplaneXds(ctx, req, res, params));
+  const get = (path: string, doc: RouteDoc, handler: (req: Request, res: Response, params: Params) => Promise<void>) =>
+    table.add({ method: 'GET', path, doc, handler: withOperation('get', handler) });
+  get('/meshes/{mesh}/dataplanes/{name}/policies', dataplanePoliciesDoc(dataplaneKind), (req, res, params) => dataplanePolicies(ctx, req, res, params));
+  get('/meshes/{mesh}/dataplanes/{name}/rules', dataplaneRulesDoc(dataplaneKind), (req, res, params) => dataplaneRules(ctx, req, res, params));
+  get('/meshes/{mesh}/dataplanes/{name}/xds', configDumpDoc(dataplaneKind), (req, res, params) => dataplaneXds(ctx, req, res, params));
   for (const kind of policyKinds().filter((k) => k.inspectable)) {
-    get(`${kindPaths(kind).entity}/dataplanes`, (req, res, params) => policyDataplanes(ctx, kind.name, req, res, params));
+    get(`${kindPaths(kind).entity}/dataplanes`, policyDataplanesDoc(kind), (req, res, params) => policyDataplanes(ctx, kind.name, req, res, params));
   }
-  get(`${kindPaths(meshGatewayKind).entity}/dataplanes`, (req, res, params) => gatewayDataplanes(ctx, req, res, params, 'gateway'));
-  get(`${kindPaths(meshGatewayRouteKind).entity}/dataplanes`, (req, res, params) => gatewayDataplanes(ctx, req, res, params, 'route'));
-  get('/zoneingresses/{name}/xds', (req, res, params) => zoneIngressXds(ctx, req, res, params));
-  get('/zoneegresses/{name}/xds', (req, res, params) => zoneEgressXds(ctx, req, res, params));
+  for (const kind of targetRefPolicyKinds().filter((k) => k.inspectable)) {
+    get(`${kindPaths(kind).entity}/dataplanes`, policyDataplanesDoc(kind), (req, res, params) => targetRefPolicyDataplanes(ctx, kind.name, req, res, params));
+  }
+  get(`${kindPaths(meshGatewayKind).entity}/dataplanes`, gatewayDataplanesDoc(meshGatewayKind), (req, res, params) => gatewayDataplanes(ctx, req, res, params, 'gateway'));
+  get(`${kindPaths(meshGatewayRouteKind).entity}/dataplanes`, gatewayDataplanesDoc(meshGatewayRouteKind), (req, res, params) => gatewayDataplanes(ctx, req, res, params, 'route'));
+  get('/zoneingresses/{name}/xds', configDumpDoc(zoneIngressKind), (req, res, params) => zoneIngressXds(ctx, req, res, params));
+  get('/zoneegresses/{name}/xds', configDumpDoc(zoneEgressKind), (req, res, params) => zoneEgressXds(ctx, req, res, params));
+  const proxies: ReadonlyArray<[string, AnyKind]> = [
+    ['/meshes/{mesh}/dataplanes/{name}', dataplaneKind],
+    ['/zoneingresses/{name}', zoneIngressKind],
+    ['/zoneegresses/{name}', zoneEgressKind],
+  ];
+  for (const [path, kind] of proxies) {
+    for (const operation of ['stats', 'clusters'] as const) {
+      get(`${path}/${operation}`, adminDoc(kind, operation), (req, res, params) => proxyAdmin(ctx, kind, operation, req, res, params));
+    }
+  }
 }

@@ -53,14 +53,32 @@ async function serveWith(overrides: { effectiveConfig: Record<string, unknown>; 
   };
 }
 
-// The contract's catalogue (the contract's catalogue of policy kinds), in its order.
-const CATALOGUE = [
+// The contract's catalogue of policy kinds and the reference's targetRef kinds, in name order;
+// a targetRef kind is inbound when it has `from` entries, outbound when it has `to` entries.
+const TARGET_REF = { isTargetRefBased: true, isInbound: false, isOutbound: false };
+const INBOUND = { ...TARGET_REF, isInbound: true };
+const OUTBOUND = { ...TARGET_REF, isOutbound: true };
+const BOTH = { ...TARGET_REF, isInbound: true, isOutbound: true };
+const CATALOGUE: Array<[name: string, path: string, displayName: string, singularDisplayName: string, flags?: typeof TARGET_REF]> = [
   ['CircuitBreaker', 'circuit-breakers', 'Circuit Breakers', 'Circuit Breaker'],
   ['ExternalService', 'external-services', 'External Services', 'External Service'],
   ['FaultInjection', 'fault-injections', 'Fault Injections', 'Fault Injection'],
   ['HealthCheck', 'health-checks', 'Health Checks', 'Health Check'],
+  ['MeshAccessLog', 'meshaccesslogs', 'Mesh Access Logs', 'Mesh Access Log', BOTH],
+  ['MeshCircuitBreaker', 'meshcircuitbreakers', 'Mesh Circuit Breakers', 'Mesh Circuit Breaker', BOTH],
+  ['MeshFaultInjection', 'meshfaultinjections', 'Mesh Fault Injections', 'Mesh Fault Injection', INBOUND],
   ['MeshGateway', 'meshgateways', 'Mesh Gateways', 'Mesh Gateway'],
   ['MeshGatewayRoute', 'meshgatewayroutes', 'Mesh Gateway Routes', 'Mesh Gateway Route'],
+  ['MeshHTTPRoute', 'meshhttproutes', 'Mesh HTTP Routes', 'Mesh HTTP Route', OUTBOUND],
+  ['MeshHealthCheck', 'meshhealthchecks', 'Mesh Health Checks', 'Mesh Health Check', OUTBOUND],
+  ['MeshLoadBalancingStrategy', 'meshloadbalancingstrategies', 'Mesh Load Balancing Strategies', 'Mesh Load Balancing Strategy', OUTBOUND],
+  ['MeshProxyPatch', 'meshproxypatches', 'Mesh Proxy Patches', 'Mesh Proxy Patch', TARGET_REF],
+  ['MeshRateLimit', 'meshratelimits', 'Mesh Rate Limits', 'Mesh Rate Limit', INBOUND],
+  ['MeshRetry', 'meshretries', 'Mesh Retries', 'Mesh Retry', OUTBOUND],
+  ['MeshTCPRoute', 'meshtcproutes', 'Mesh TCP Routes', 'Mesh TCP Route', OUTBOUND],
+  ['MeshTimeout', 'meshtimeouts', 'Mesh Timeouts', 'Mesh Timeout', BOTH],
+  ['MeshTrace', 'meshtraces', 'Mesh Traces', 'Mesh Trace', TARGET_REF],
+  ['MeshTrafficPermission', 'meshtrafficpermissions', 'Mesh Traffic Permissions', 'Mesh Traffic Permission', INBOUND],
   ['ProxyTemplate', 'proxytemplates', 'Proxy Templates', 'Proxy Template'],
   ['RateLimit', 'rate-limits', 'Rate Limits', 'Rate Limit'],
   ['Retry', 'retries', 'Retries', 'Retry'],
@@ -70,10 +88,10 @@ const CATALOGUE = [
   ['TrafficRoute', 'traffic-routes', 'Traffic Routes', 'Traffic Route'],
   ['TrafficTrace', 'traffic-traces', 'Traffic Traces', 'Traffic Trace'],
   ['VirtualOutbound', 'virtual-outbounds', 'Virtual Outbounds', 'Virtual Outbound'],
-] as const;
+];
 
 const catalogue = (readOnly: boolean) => ({
-  policies: CATALOGUE.map(([name, path, displayName, singularDisplayName]) => ({
+  policies: CATALOGUE.map(([name, path, displayName, singularDisplayName, flags]) => ({
     name,
     readOnly,
     path,
@@ -84,11 +102,12 @@ const catalogue = (readOnly: boolean) => ({
     isTargetRefBased: false,
     isInbound: false,
     isOutbound: false,
+    ...flags,
   })),
 });
 
 describe('GET /', () => {
-  it('describes this control plane, with the GUI address, in the reference key order', async () => {
+  it('describes this control plane in the reference key order, then where the API is described', async () => {
     const cp = await start();
     expectJson(await cp.get('/'), 200, {
       hostname: 'test-host',
@@ -97,34 +116,29 @@ describe('GET /', () => {
       version: '0.0.0',
       instanceId: '00000000-0000-4000-8000-000000000000',
       clusterId: '',
-      gui: '/gui',
+      openapi: '/openapi.json',
+      docs: '/docs',
     });
   });
 
-  it('announces the GUI on a global control plane but not on a zone one', async () => {
-    expect((await (await start({ mode: 'global' })).get('/')).body.gui).toBe('/gui');
-    await api!.close();
-    const zone = await start({ mode: 'zone', zoneName: 'zone-1' });
-    const root = await zone.get('/');
-    expect(root.status).toBe(200);
-    expect(root.body).not.toHaveProperty('gui');
-    expect(root.body.product).toBe('Mesh');
+  // No GUI is served, so none is announced: the reference's `gui` key would point at a 404.
+  it('announces no GUI in any mode', async () => {
+    for (const options of [{ mode: 'global' }, { mode: 'zone', zoneName: 'zone-1' }] as const) {
+      const root = await (await start(options)).get('/');
+      expect(root.status).toBe(200);
+      expect(root.body).not.toHaveProperty('gui');
+      expect(root.body.product).toBe('Mesh');
+      await api!.close();
+      api = undefined;
+    }
   });
 
-  it('follows apiServer.gui: its root URL first, nothing when the GUI is disabled', async () => {
+  it('announces no GUI whatever apiServer.gui says', async () => {
     const get = await serveWith({ effectiveConfig: { apiServer: { gui: { enabled: true, rootUrl: 'https://cp.example.com/ui', basePath: '/gui' } } } });
-    expect((await get('/')).body).toEqual({
-      hostname: 'cp-host',
-      tagline: 'Mesh',
-      product: 'Mesh',
-      version: '2.5.0',
-      instanceId: '9b2e4c1a-7d3f-4e8a-b6c5-2f1d0e9a8b7c',
-      clusterId: 'c0ffee00-0000-4000-8000-000000000001',
-      gui: 'https://cp.example.com/ui',
-    });
-    await closeServer!();
-    const disabled = await serveWith({ effectiveConfig: { apiServer: { gui: { enabled: false, rootUrl: '', basePath: '/gui' } } } });
-    expect((await disabled('/')).body).not.toHaveProperty('gui');
+    const root = await get('/');
+    expect(root.body).not.toHaveProperty('gui');
+    expect(root.body).toMatchObject({ hostname: 'cp-host', version: '2.5.0', clusterId: 'c0ffee00-0000-4000-8000-000000000001' });
+    expect((await get('/gui')).status).toBe(404);
   });
 });
 
@@ -166,7 +180,7 @@ describe('GET /versions', () => {
 });
 
 describe('GET /policies', () => {
-  it('lists the contract catalogue, writable, on a standalone control plane', async () => {
+  it('lists the contract catalogue and the targetRef kinds, writable, on a standalone control plane', async () => {
     expectJson(await (await start()).get('/policies'), 200, catalogue(false));
   });
 

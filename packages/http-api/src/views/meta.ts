@@ -1,11 +1,15 @@
 // `/`, `/config`, `/versions`, `/policies`, `/who-am-i` (docs/api.md, Meta and insight endpoints).
 import { catalogueKinds, type AnyKind } from '@mesh/model';
 import type { Request, Response } from 'express';
+import { z } from 'zod';
 import { callerOf } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
-import type { RouteTable } from '../route-table.js';
+import { API_DESCRIPTION_PATHS } from '../openapi/paths.js';
+import { component } from '../openapi/schemas.js';
+import type { RouteDoc } from '../route-doc.js';
+import type { Handler, RouteTable } from '../route-table.js';
 
 /**
  * Data plane versions and the Envoy version each one ships with: the reference's last published
@@ -43,34 +47,74 @@ export function addMetaRoutes(table: RouteTable, ctx: ApiContext): void {
   const versionsJson = JSON.stringify({ meshDp: DATA_PLANE_COMPATIBILITY });
   const policiesJson = JSON.stringify({ policies: catalogueKinds().map((kind) => catalogueEntry(ctx, kind)) });
 
-  table.add({ method: 'GET', path: '/', handler: withOperation('get', (_req, res) => sendJson(res, 200, JSON.stringify(indexJson(ctx)))) });
-  table.add({ method: 'GET', path: '/config', handler: withOperation('get', (_req, res) => sendJson(res, 200, configJson)) });
-  table.add({ method: 'GET', path: '/versions', handler: withOperation('get', (_req, res) => sendJson(res, 200, versionsJson)) });
-  table.add({ method: 'GET', path: '/policies', handler: withOperation('get', (_req, res) => sendJson(res, 200, policiesJson)) });
-  table.add({ method: 'GET', path: '/who-am-i', handler: withOperation('get', (req, res) => sendWhoAmI(ctx, req, res)) });
+  const get = (path: string, doc: Omit<RouteDoc, 'tag' | 'errors'>, handler: Handler) =>
+    table.add({ method: 'GET', path, doc: { tag: 'Control plane', errors: [], ...doc, example: {} }, handler: withOperation('get', handler) });
+  get('/', { summary: 'Describe this control plane', description: 'Its product, version and ids, and where the API is described.', responses: { 200: { description: 'This control plane.', schema: IndexSchema } } }, (_req, res) =>
+    sendJson(res, 200, JSON.stringify(indexJson(ctx))),
+  );
+  get('/config', { summary: 'Show the configuration in use', description: 'Keys sorted, secrets masked.', responses: { 200: { description: 'The effective configuration.', schema: ConfigSchema } } }, (_req, res) =>
+    sendJson(res, 200, configJson),
+  );
+  get('/versions', { summary: 'List the compatible data plane versions', responses: { 200: { description: 'Each data plane version with its Envoy version.', schema: VersionsSchema } } }, (_req, res) =>
+    sendJson(res, 200, versionsJson),
+  );
+  get('/policies', { summary: 'List the policy kinds', description: '`readOnly` says whether this control plane refuses writes of the kind.', responses: { 200: { description: 'The catalogue.', schema: CatalogueSchema } } }, (_req, res) =>
+    sendJson(res, 200, policiesJson),
+  );
+  get('/who-am-i', { summary: 'Say who the caller is', responses: { 200: { description: 'The caller as this control plane identifies it.', schema: CallerSchema } } }, (req, res) => sendWhoAmI(ctx, req, res));
 }
 
+/**
+ * `tagline` is the reference's deprecated name for `product`. No GUI is served, so none is
+ * announced (the reference's `gui` key); the API's own description is.
+ */
 function indexJson(ctx: ApiContext) {
   const { hostname, product, version, instanceId, clusterId } = ctx.info;
-  const gui = guiUrl(ctx);
-  // `tagline` is the reference's deprecated name for `product`.
-  return { hostname, tagline: product, product, version, instanceId, clusterId, ...(gui !== undefined ? { gui } : {}) };
+  return { hostname, tagline: product, product, version, instanceId, clusterId, ...API_DESCRIPTION_PATHS };
 }
 
-interface GuiSettings {
-  enabled?: boolean;
-  rootUrl?: string;
-  basePath?: string;
-}
+const IndexSchema = component(
+  'Index',
+  z.object({
+    hostname: z.string(),
+    tagline: z.string().meta({ description: 'The same as `product` (deprecated).' }),
+    product: z.string(),
+    version: z.string(),
+    instanceId: z.string().meta({ description: 'A UUID per process.' }),
+    clusterId: z.string().meta({ description: 'A UUID kept in the store across restarts.' }),
+    openapi: z.string().meta({ description: 'The OpenAPI document of this API.' }),
+    docs: z.string().meta({ description: 'The interactive reference page of this API.' }),
+  }),
+);
 
-/** Where the GUI is announced: `apiServer.gui.rootUrl`, else its base path; never on a zone CP. */
-function guiUrl(ctx: ApiContext): string | undefined {
-  if (ctx.mode === 'zone') return undefined;
-  const apiServer = ctx.effectiveConfig.apiServer as { gui?: GuiSettings } | undefined;
-  const gui = apiServer?.gui ?? {};
-  if (gui.enabled === false) return undefined;
-  return gui.rootUrl || gui.basePath || '/gui';
-}
+const ConfigSchema = component('Config', z.record(z.string(), z.unknown()).meta({ description: 'Every configuration key with its value; `*****` for secrets.' }));
+
+const VersionsSchema = component(
+  'Versions',
+  z.object({ meshDp: z.record(z.string(), z.object({ envoy: z.string() })).meta({ description: 'By data plane version (or range): the Envoy version it ships with.' }) }),
+);
+
+const CatalogueSchema = component(
+  'PolicyCatalogue',
+  z.object({
+    policies: z.array(
+      z.object({
+        name: z.string(),
+        readOnly: z.boolean(),
+        path: z.string(),
+        displayName: z.string(),
+        singularDisplayName: z.string(),
+        pluralDisplayName: z.string(),
+        isExperimental: z.boolean(),
+        isTargetRefBased: z.boolean(),
+        isInbound: z.boolean(),
+        isOutbound: z.boolean(),
+      }),
+    ),
+  }),
+);
+
+const CallerSchema = component('Caller', z.object({ name: z.string(), groups: z.array(z.string()) }));
 
 /** The entry of a kind, in the reference's key order; `readOnly` says whether this CP refuses its writes. */
 function catalogueEntry(ctx: ApiContext, kind: AnyKind) {
@@ -81,11 +125,11 @@ function catalogueEntry(ctx: ApiContext, kind: AnyKind) {
     displayName: kind.displayName,
     singularDisplayName: kind.singularDisplayName,
     pluralDisplayName: kind.displayName,
-    // Only the source/destination and selector kinds are served; the targetRef kinds are not.
     isExperimental: false,
-    isTargetRefBased: false,
-    isInbound: false,
-    isOutbound: false,
+    // A targetRef policy is inbound when it has `from` entries, outbound when it has `to` entries.
+    isTargetRefBased: kind.targetRefPolicy !== undefined,
+    isInbound: kind.targetRefPolicy?.from ?? false,
+    isOutbound: kind.targetRefPolicy?.to ?? false,
   };
 }
 

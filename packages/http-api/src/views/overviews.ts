@@ -4,14 +4,18 @@
 import { DomainError, INSIGHT_LINKS, resourceNotFound, type InsightLink } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import type { Request, Response } from 'express';
+import { z } from 'zod';
 import { callerOf, requireAccess } from '../access.js';
 import type { ApiContext } from '../context.js';
-import { kindPaths } from '../crud.js';
+import { kindPaths, listFilterParameters } from '../crud.js';
 import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { parseListFilter } from '../list-filters.js';
 import { AssembledPages, joinItems, sendCollection } from '../page-cache.js';
+import { exampleOf, exampleParams } from '../openapi/examples.js';
+import { collectionOf, component, kindSchemas, LabelsSchema, timestamp } from '../openapi/schemas.js';
 import { nextPageUrl, parsePage } from '../pagination.js';
+import type { RouteDoc } from '../route-doc.js';
 import type { Params, RouteTable } from '../route-table.js';
 
 const lowerFirst = (name: string): string => name.charAt(0).toLowerCase() + name.slice(1);
@@ -57,7 +61,8 @@ async function listOverviews(ctx: ApiContext, pages: AssembledPages, link: Insig
   const items = pages.items(`${link.entity.name}\u0000${req.originalUrl}`, [...found.items, ...insights], () =>
     joinItems(found.items.map((entity, i) => overviewListItem(link, entity, insights[i]))),
   );
-  sendCollection(res, items, found.total, nextPageUrl(req, page, found.total));
+  const last = found.items.at(-1);
+  sendCollection(res, items, found.total, nextPageUrl(req, page, { start: found.start, total: found.total, last: last && { mesh: last.mesh, name: last.name } }));
 }
 
 async function getOverview(ctx: ApiContext, link: InsightLink, req: Request, res: Response, params: Params) {
@@ -77,11 +82,58 @@ export function addOverviewRoutes(table: RouteTable, ctx: ApiContext): void {
     const lists = [`${list}/_overview`, legacyList];
     // Mesh-scoped kinds also list across meshes (`/dataplanes+insights`).
     if (link.entity.scope === 'mesh') lists.push(`/${link.entity.path}/_overview`, `/${link.legacyOverviewPath}`);
+    const docs = overviewDocs(link);
     for (const path of lists) {
-      table.add({ method: 'GET', path, handler: withOperation('list', (req, res, params) => listOverviews(ctx, pages, link, path, req, res, params.mesh)) });
+      table.add({ method: 'GET', path, doc: docs.list(path), handler: withOperation('list', (req, res, params) => listOverviews(ctx, pages, link, path, req, res, params.mesh)) });
     }
     for (const path of [`${list}/{name}/_overview`, `${legacyList}/{name}`]) {
-      table.add({ method: 'GET', path, handler: withOperation('get', (req, res, params) => getOverview(ctx, link, req, res, params)) });
+      table.add({ method: 'GET', path, doc: docs.get, handler: withOperation('get', (req, res, params) => getOverview(ctx, link, req, res, params)) });
     }
   }
+}
+
+/** `DataplaneOverview` and kin: the entity's fields and its insight's, each under its kind's name. */
+function overviewSchema(link: InsightLink) {
+  const type = `${link.entity.name}Overview`;
+  const mesh = link.entity.scope === 'mesh' || link.overviewMesh !== undefined ? { mesh: z.string() } : {};
+  return component(
+    type,
+    z.object({
+      type: z.literal(type),
+      ...mesh,
+      name: z.string(),
+      creationTime: timestamp(`When the ${link.entity.singularDisplayName} was created.`),
+      modificationTime: timestamp(`When the ${link.entity.singularDisplayName} last changed.`),
+      labels: LabelsSchema.optional(),
+      [lowerFirst(link.entity.name)]: kindSchemas(link.entity).spec,
+      [lowerFirst(link.insight.name)]: kindSchemas(link.insight).spec.optional().meta({ description: 'Its runtime state: `{}` before it ever connected; left out of list items without one.' }),
+    }),
+  );
+}
+
+function overviewDocs(link: InsightLink): { list: (path: string) => RouteDoc; get: RouteDoc } {
+  const schema = overviewSchema(link);
+  const listSchema = component(`${link.entity.name}OverviewList`, collectionOf(schema));
+  const example = exampleOf(link.entity);
+  const one = link.entity.singularDisplayName;
+  const tag = 'Overviews';
+  return {
+    list: (path) => ({
+      summary: `List ${link.entity.displayName} with their runtime state${path.includes('{mesh}') ? ' (one mesh)' : link.entity.scope === 'mesh' ? ' (every mesh)' : ''}`,
+      description: `Each ${one} joined with its ${link.insight.singularDisplayName}. ${path.includes('_overview') ? '' : 'The older path of the same list.'}`.trim(),
+      tag,
+      query: listFilterParameters(link.entity),
+      responses: { 200: { description: 'A page of overviews.', schema: listSchema } },
+      errors: [400],
+      ...(example ? { example: { params: path.includes('{mesh}') && example.mesh !== undefined ? { mesh: example.mesh } : ({} as Record<string, string>) } } : {}),
+    }),
+    get: {
+      summary: `Get a ${one} with its runtime state`,
+      description: `The ${one} joined with its ${link.insight.singularDisplayName}.`,
+      tag,
+      responses: { 200: { description: 'The overview.', schema } },
+      errors: [404],
+      ...(example ? { example: { params: exampleParams(example) } } : {}),
+    },
+  };
 }

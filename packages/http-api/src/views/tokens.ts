@@ -3,11 +3,14 @@
 import { DomainError, formatDurationNanos, meshKind, parseDurationNanos, type Violation } from '@mesh/model';
 import { SigningKeyNotFound } from '@mesh/tokens';
 import type { Request, Response } from 'express';
+import { z } from 'zod';
 import { callerOf, requireRule, type StaticRuleName } from '../access.js';
 import { parseJsonBody, readBodyText } from '../body.js';
 import type { ApiContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { withOperation } from '../handler.js';
+import { EXAMPLE_MESH } from '../openapi/examples.js';
+import { component } from '../openapi/schemas.js';
 import type { RouteTable } from '../route-table.js';
 
 const TEN_YEARS_SECONDS = 87_600 * 3600;
@@ -17,8 +20,8 @@ const DURATION_UNITS = ['ns', 'us', 'µs', 'μs', 'ms', 's', 'm', 'h'];
 type Body = Record<string, unknown>;
 
 /** The JSON object of a token request; malformed JSON or another shape is a 400 Bad Request. */
-async function readTokenBody(req: Request): Promise<Body> {
-  const body = parseJsonBody(await readBodyText(req), 'token request');
+async function readTokenBody(ctx: ApiContext, req: Request): Promise<Body> {
+  const body = parseJsonBody(await readBodyText(req, ctx.limits?.maxRequestBodySize), 'token request');
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest("invalid token request object: 'expected a JSON object'");
   return body as Body;
 }
@@ -89,7 +92,7 @@ async function issued(ctx: ApiContext, issue: (tokens: NonNullable<ApiContext['a
 const allow = (ctx: ApiContext, req: Request, rule: StaticRuleName) => requireRule(callerOf(req), ctx.access, rule);
 
 async function dataplaneToken(ctx: ApiContext, req: Request, res: Response) {
-  const body = await readTokenBody(req);
+  const body = await readTokenBody(ctx, req);
   const name = field(body, 'name', isString, 'a string') ?? '';
   const mesh = field(body, 'mesh', isString, 'a string') ?? '';
   const tags = field(body, 'tags', isTagMap, 'a map of tag names to lists of values') ?? {};
@@ -106,7 +109,7 @@ async function dataplaneToken(ctx: ApiContext, req: Request, res: Response) {
 }
 
 async function zoneIngressToken(ctx: ApiContext, req: Request, res: Response) {
-  const body = await readTokenBody(req);
+  const body = await readTokenBody(ctx, req);
   const zone = field(body, 'zone', isString, 'a string') ?? '';
   const validFor = field(body, 'validFor', isString, 'a duration string');
   allow(ctx, req, 'generateDpToken');
@@ -118,7 +121,7 @@ async function zoneIngressToken(ctx: ApiContext, req: Request, res: Response) {
 }
 
 async function zoneToken(ctx: ApiContext, req: Request, res: Response) {
-  const body = await readTokenBody(req);
+  const body = await readTokenBody(ctx, req);
   const zone = field(body, 'zone', isString, 'a string') ?? '';
   const scope = field(body, 'scope', isStringList, 'a list of strings');
   const validFor = field(body, 'validFor', isString, 'a duration string');
@@ -132,7 +135,7 @@ async function zoneToken(ctx: ApiContext, req: Request, res: Response) {
 
 async function userToken(ctx: ApiContext, req: Request, res: Response) {
   allow(ctx, req, 'generateUserToken');
-  const body = await readTokenBody(req);
+  const body = await readTokenBody(ctx, req);
   const name = field(body, 'name', isString, 'a string') ?? '';
   const groups = field(body, 'groups', isStringList, 'a list of strings') ?? [];
   const validFor = field(body, 'validFor', isString, 'a duration string');
@@ -143,15 +146,65 @@ async function userToken(ctx: ApiContext, req: Request, res: Response) {
   sendToken(res, await issued(ctx, (tokens) => tokens.issueUserToken({ name, groups }, seconds)));
 }
 
+const validFor = z.string().meta({ description: 'How long the token is valid, as a Go duration (`720h`).', example: '720h' });
+
+const DataplaneTokenRequestSchema = component(
+  'DataplaneTokenRequest',
+  z.object({
+    name: z.string().optional().meta({ description: 'The proxy it is for; any proxy of the mesh when left out.' }),
+    mesh: z.string(),
+    tags: z.record(z.string(), z.array(z.string())).optional().meta({ description: 'Tags the proxy must carry, each with its allowed values.' }),
+    type: z.enum(['', 'dataplane', 'ingress', 'egress']).optional(),
+    validFor: validFor.optional().meta({ description: 'Ten years when left out.' }),
+  }),
+);
+
+const ZoneIngressTokenRequestSchema = component('ZoneIngressTokenRequest', z.object({ zone: z.string(), validFor: validFor.optional() }));
+
+const ZoneTokenRequestSchema = component(
+  'ZoneTokenRequest',
+  z.object({ zone: z.string().optional(), scope: z.array(z.string()).meta({ description: 'What the token is for: `cp`, `ingress`, `egress`.' }), validFor: validFor.optional() }),
+);
+
+const UserTokenRequestSchema = component('UserTokenRequest', z.object({ name: z.string(), groups: z.array(z.string()).optional(), validFor }));
+
+const TokenSchema = component('Token', z.string().meta({ description: 'A JWT (RS256).' }));
+
+interface TokenEndpoint {
+  path: string;
+  issue: (ctx: ApiContext, req: Request, res: Response) => Promise<void>;
+  summary: string;
+  body: z.ZodType;
+  example: Record<string, unknown>;
+}
+
+const USER_TOKEN = { issue: userToken, summary: 'Generate a user token', body: UserTokenRequestSchema, example: { name: 'jane', groups: ['team-a'], validFor: '24h' } };
+
+const TOKEN_ENDPOINTS: readonly TokenEndpoint[] = [
+  { path: '/tokens/dataplane', issue: dataplaneToken, summary: 'Generate a dataplane token', body: DataplaneTokenRequestSchema, example: { name: 'web-1', mesh: EXAMPLE_MESH, validFor: '720h' } },
+  { path: '/tokens/zone-ingress', issue: zoneIngressToken, summary: 'Generate a zone ingress token', body: ZoneIngressTokenRequestSchema, example: { zone: 'zone-1', validFor: '720h' } },
+  { path: '/tokens/zone', issue: zoneToken, summary: 'Generate a zone token', body: ZoneTokenRequestSchema, example: { zone: 'zone-1', scope: ['cp'], validFor: '720h' } },
+  { path: '/tokens/user', ...USER_TOKEN },
+  { path: '/tokens', ...USER_TOKEN },
+];
+
 export function addTokenRoutes(table: RouteTable, ctx: ApiContext): void {
-  const endpoints: Array<[string, (ctx: ApiContext, req: Request, res: Response) => Promise<void>]> = [
-    ['/tokens/dataplane', dataplaneToken],
-    ['/tokens/zone-ingress', zoneIngressToken],
-    ['/tokens/zone', zoneToken],
-    ['/tokens/user', userToken],
-    ['/tokens', userToken],
-  ];
-  for (const [path, handler] of endpoints) {
-    for (const method of ['POST', 'PUT'] as const) table.add({ method, path, handler: withOperation('process', (req, res) => handler(ctx, req, res)) });
+  for (const { path, issue, summary, body, example } of TOKEN_ENDPOINTS) {
+    for (const method of ['POST', 'PUT'] as const) {
+      table.add({
+        method,
+        path,
+        doc: {
+          summary,
+          description: `Answers the bare token as text. Allowed to the users and groups of its access rule (admins by default).${path === '/tokens' ? ' The older path of `/tokens/user`.' : ''}`,
+          tag: 'Tokens',
+          body,
+          responses: { 200: { description: 'The token.', mediaType: 'text/plain', schema: TokenSchema } },
+          errors: [400, 403, 404, 413, 415],
+          example: { body: example },
+        },
+        handler: withOperation('process', (req, res) => issue(ctx, req, res)),
+      });
+    }
   }
 }

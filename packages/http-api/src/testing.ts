@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KINDS, type Mode } from '@mesh/model';
 import { expect, inject } from 'vitest';
-import { ResourceManager } from '@mesh/resource-manager';
+import { generateSigningKeyData, ResourceManager } from '@mesh/resource-manager';
 import type { ResourceStore } from '@mesh/store';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { PostgresResourceStore } from '@mesh/store-postgres';
@@ -13,7 +13,7 @@ import { createDatabase } from '@mesh/store-postgres/testing';
 import { InsightAggregator } from '@mesh/insights';
 import { ProxyConfigService } from '@mesh/proxy-config';
 import { generate } from 'selfsigned';
-import { bootstrapTokens, SigningKeys, TokenService } from '@mesh/tokens';
+import { bootstrapTokens, keyName, keyPlace, SigningKeys, TokenService, type KeyPlace } from '@mesh/tokens';
 import { ADMIN_ONLY_RULES } from './access.js';
 import { createApiApp } from './api.js';
 import type { ApiContext } from './context.js';
@@ -78,10 +78,31 @@ export async function openTestStore(now?: () => Date): Promise<ResourceStore> {
   return PostgresResourceStore.open({ ...postgres, database: await createDatabase(postgres), ...(now ? { now } : {}) });
 }
 
+/**
+ * Each test's control plane starts with the signing keys it would generate (an RSA key pair takes
+ * a few hundred milliseconds): generated once per test file, then written into every new store,
+ * where the start finds them and keeps them.
+ */
+let presetKeys: Promise<Map<string, string>> | undefined;
+
+async function presetSigningKeys(store: ResourceStore, mode: Mode, defaultMesh: boolean): Promise<void> {
+  const places: KeyPlace[] = [
+    ...(defaultMesh ? [keyPlace('dataplane', 'default')] : []),
+    keyPlace('user'),
+    ...(mode !== 'zone' ? [keyPlace('zoneIngress'), keyPlace('zone')] : []),
+  ];
+  presetKeys ??= Promise.all(
+    [keyPlace('dataplane', 'default'), keyPlace('user'), keyPlace('zoneIngress'), keyPlace('zone')].map(async (place) => [place.prefix, await generateSigningKeyData()] as const),
+  ).then((entries) => new Map(entries));
+  const keys = await presetKeys;
+  await store.createMissing(places.map((place) => ({ type: place.kind.name, mesh: place.mesh, name: keyName(place, 1), spec: JSON.stringify({ data: keys.get(place.prefix) }) })));
+}
+
 export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   let now = CLOCK_START.getTime();
   const store = await openTestStore(() => new Date(now));
   const mode = options.mode ?? 'standalone';
+  await presetSigningKeys(store, mode, options.defaultMesh ?? true);
   const manager = new ResourceManager({ store, mode, apiReadOnly: options.readOnly ?? false, ...(options.zoneName !== undefined ? { zoneName: options.zoneName } : {}) });
   if (options.defaultMesh ?? true) await manager.ensureDefaultMesh();
   const keys = new SigningKeys(store);

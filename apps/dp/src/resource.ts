@@ -29,8 +29,10 @@ export interface ProxyResource {
   readonly body: Record<string, unknown>;
 }
 
-/** The kind of resource each `--proxy-type` registers. */
-export const RESOURCE_TYPES: Readonly<Record<string, string>> = { dataplane: 'Dataplane', ingress: 'ZoneIngress', egress: 'ZoneEgress' };
+/** The kind of resource each `--proxy-type` registers (the runner depends on none of the control plane's packages). */
+const RESOURCE_TYPES: Readonly<Record<string, string>> = { dataplane: 'Dataplane', ingress: 'ZoneIngress', egress: 'ZoneEgress' };
+
+export const isProxyType = (value: string): boolean => Object.hasOwn(RESOURCE_TYPES, value);
 
 /** Reads the rendered template: a resource of the proxy type's kind, with a name (and a mesh for dataplanes). */
 export function readResource(text: string, proxyType: string): ProxyResource {
@@ -42,8 +44,8 @@ export function readResource(text: string, proxyType: string): ProxyResource {
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('the dataplane template must describe one resource (an object)');
   const record = body as Record<string, unknown>;
-  const expected = RESOURCE_TYPES[proxyType];
-  if (!expected) throw new Error(`invalid proxy type "${proxyType}"`);
+  if (!isProxyType(proxyType)) throw new Error(`invalid proxy type "${proxyType}"`);
+  const expected = RESOURCE_TYPES[proxyType]!;
   if (record.type !== expected) throw new Error(`invalid proxy resource type "${String(record.type)}", expected ${expected}`);
   const name = typeof record.name === 'string' ? record.name : '';
   const mesh = typeof record.mesh === 'string' ? record.mesh : '';

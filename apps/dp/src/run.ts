@@ -6,7 +6,7 @@ import { constants as osConstants, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BootstrapRequest, fetchBootstrap } from './bootstrap-client.js';
 import { envoyVersion, failHealthChecks, findEnvoy, startEnvoy } from './envoy.js';
-import { parseVars, readResource, renderTemplate, RESOURCE_TYPES } from './resource.js';
+import { isProxyType, parseVars, readResource, renderTemplate } from './resource.js';
 import { VERSION } from './version.js';
 
 export interface RunOptions {
@@ -49,7 +49,7 @@ function proxyResource(options: RunOptions) {
 
 /** Runs the proxy until Envoy exits; resolves with the exit code to leave with. */
 export async function run(options: RunOptions): Promise<number> {
-  if (!(options.proxyType in RESOURCE_TYPES)) throw new Error(`invalid proxy type "${options.proxyType}"`);
+  if (!isProxyType(options.proxyType)) throw new Error(`invalid proxy type "${options.proxyType}"`);
   const resource = proxyResource(options);
   const mesh = resource?.mesh ?? options.mesh ?? '';
   const name = resource?.name ?? options.name ?? '';

@@ -381,9 +381,9 @@ tokenCommand('/tokens/zone-ingress', (o) => ({ zone: o.zone, validFor: o.validFo
 tokenCommand('/tokens/zone', (o) => ({ zone: o.zone, scope: o.scope ?? [], validFor: o.validFor }))(
   generateCommand
     .command('zone-token')
-    .description('a token for the zone proxies of a zone')
+    .description('a token for the zone proxies of a zone, or for its control plane (scope cp)')
     .option('--zone <zone>', 'the zone')
-    .option('--scope <scope...>', 'ingress, egress')
+    .option('--scope <scope...>', 'ingress, egress, or cp (a zone control plane to its global)')
     .option('--valid-for <duration>', 'validity'),
 );
 tokenCommand('/tokens/user', (o) => ({ name: o.name, groups: o.group ?? [], validFor: o.validFor }))(

@@ -66,12 +66,6 @@ function trickle(socket: Socket, text: string, everyMs: number): void {
   socket.once('close', () => clearInterval(timer));
 }
 
-/** Resolves once `promise` has, or rejects after `ms` (a generous deadline, not a timing assertion). */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  const late = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms));
-  return Promise.race([promise, late]);
-}
-
 /** The status line and body of a raw answer. */
 function answerOf(raw: string): { status: number; body: unknown } {
   const [head, body = ''] = raw.split('\r\n\r\n');
@@ -127,7 +121,7 @@ describe('slow and greedy clients', () => {
     }
     // While they trickle, everyone else is served.
     for (let i = 0; i < 5; i++) expect((await sendRaw(cp.url, { method: 'GET', path: '/meshes', timeoutMs: 5000 })).status).toBe(200);
-    await within(Promise.all([...headers, ...bodies].map((c) => c.closed)), 20_000, 'slow clients cut off');
+    await Promise.all([...headers, ...bodies].map((c) => c.closed));
     for (const connection of [...headers, ...bodies]) {
       const answer = answerOf(connection.received());
       expect(answer.status, connection.received()).toBe(408);
@@ -142,12 +136,16 @@ describe('slow and greedy clients', () => {
     const holding = await Promise.all(Array.from({ length: 4 }, () => openConnection(limited)));
     const body = JSON.stringify(route('held'));
     for (const { socket } of holding) socket.write(`PUT /meshes/default/traffic-routes/held HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const refused = await sendRaw(limited.url, { method: 'GET', path: '/meshes' });
+    // Once the four handlers run, the next request is one too many.
+    let refused = await sendRaw(limited.url, { method: 'GET', path: '/meshes' });
+    while (refused.status === 200) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      refused = await sendRaw(limited.url, { method: 'GET', path: '/meshes' });
+    }
     expectStandardError(refused, 503);
     expect(refused.headers['retry-after']).toBe('1');
     for (const { socket } of holding) socket.end(body.slice(10));
-    await within(Promise.all(holding.map((c) => c.closed)), 10_000, 'held requests answered');
+    await Promise.all(holding.map((c) => c.closed));
     expect(holding.map((c) => answerOf(c.received()).status).sort()).toEqual([200, 200, 200, 201]);
     expect((await sendRaw(limited.url, { method: 'GET', path: '/meshes' })).status).toBe(200);
   });
@@ -202,7 +200,7 @@ describe('memory under a flood', () => {
     }
     const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
     console.info(`memory under a flood: ${mb(loaded)} MB resident with 2,000 dataplanes, ${mb(peak)} MB at most while ${answered} requests (64 at a time) were answered`);
-    // A generous bound: what matters is that a flood cannot grow it without limit.
-    expect(peak).toBeLessThan(1024 * 1024 * 1024);
+    // What the flood adds is bounded (pages and renders in flight), not proportional to the requests answered.
+    expect(peak - loaded).toBeLessThan(256 * 1024 * 1024);
   }, 120_000);
 });

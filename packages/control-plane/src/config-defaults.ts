@@ -181,6 +181,8 @@ export const DEFAULT_CONFIG = {
         disableSOTW: false,
         responseBackoff: '0s',
         zoneHealthCheck: { pollInterval: '0s', timeout: '0s' },
+        // Zones present a zone token of scope `cp` when `zoneToken` (docs/multizone.md, Authentication).
+        authn: { type: 'none' },
       },
     },
     zone: {
@@ -194,6 +196,7 @@ export const DEFAULT_CONFIG = {
         msgSendTimeout: '1m0s',
         nackBackoff: '5s',
         responseBackoff: '0s',
+        authn: { zoneTokenFile: '' },
       },
     },
   },

@@ -137,6 +137,7 @@ describe('environment variables', () => {
     [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east' }, "multizone.zone.globalAddress: a zone control plane needs its global's sync address"],
     [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east', MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'tcp://g:5685' }, 'unsupported scheme "tcp" in zone GlobalAddress'],
     [{ MESH_MULTIZONE_GLOBAL_KDS_TLS_KEY_FILE: '/k.pem' }, 'multizone.global.kds.tlsCertFile: cannot be empty if tlsKeyFile has been set'],
+    [{ MESH_MULTIZONE_GLOBAL_KDS_AUTHN_TYPE: 'password' }, 'multizone.global.kds.authn.type: expected "zoneToken" or "none", got "password"'],
   ])('refuse a bad value: %j', (env, message) => {
     expect(() => load(env)).toThrow(message);
   });

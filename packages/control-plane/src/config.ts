@@ -141,6 +141,7 @@ function finish(config: ControlPlaneConfig): ControlPlaneConfig {
   const kds = config.multizone.global.kds;
   if (kds.tlsCertFile === '' && kds.tlsKeyFile !== '') throw new ConfigError('multizone.global.kds.tlsCertFile: cannot be empty if tlsKeyFile has been set');
   if (kds.tlsKeyFile === '' && kds.tlsCertFile !== '') throw new ConfigError('multizone.global.kds.tlsKeyFile: cannot be empty if tlsCertFile has been set');
+  if (kds.authn.type !== 'none' && kds.authn.type !== 'zoneToken') throw new ConfigError(`multizone.global.kds.authn.type: expected "zoneToken" or "none", got "${kds.authn.type}"`);
   for (const { path } of PORT_KEYS) {
     const port = getPath(config, path) as number;
     if (port < 0 || port > 65535) throw new ConfigError(`${path.join('.')}: port must be in the range [0, 65535], got ${port}`);

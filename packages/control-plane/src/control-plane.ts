@@ -93,6 +93,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       config,
       mode,
       manager,
+      tokens,
       leadership,
       soleInstance: config.store.type !== 'postgres',
       instanceId,

@@ -1,14 +1,16 @@
 // Multi-zone for a control plane: the global's sync port, a zone's connection to its global, and
 // the services a zone's ingresses offer (docs/multizone.md).
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InternalApi, type ZoneAdmin } from '@mesh/http-api';
-import { GlobalSyncServer, ZoneIngressServices, ZoneSyncClient, type SyncLogger, type SyncMetrics, type Version } from '@mesh/kds';
+import { errorBody, InternalApi, isForwardedPath, type ZoneAdmin } from '@mesh/http-api';
+import { GlobalSyncServer, zoneTokenAuthentication, ZoneIngressServices, ZoneSyncClient, type SyncLogger, type SyncMetrics, type Version } from '@mesh/kds';
 import { parseDurationNanos, type Mode } from '@mesh/model';
 import type { ResourceManager } from '@mesh/resource-manager';
+import type { TokenService } from '@mesh/tokens';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ControlPlaneConfig } from './config.js';
+import { ConfigError, type ControlPlaneConfig } from './config.js';
 import type { Leadership } from './store.js';
 import { loadTlsMaterial } from './tls.js';
 import { VERSION } from './version.js';
@@ -17,6 +19,7 @@ export interface MultizoneOptions {
   config: ControlPlaneConfig;
   mode: Mode;
   manager: ResourceManager;
+  tokens: TokenService;
   leadership: Leadership;
   /** Whether no other instance shares the store. */
   soleInstance: boolean;
@@ -58,6 +61,14 @@ function apiUrl(config: ControlPlaneConfig): string {
   return http.enabled ? `http://${host}:${http.port}` : `https://${host}:${https.port}`;
 }
 
+function readZoneToken(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigError(`multizone.zone.kds.authn.zoneTokenFile: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
 export async function startMultizone(options: MultizoneOptions): Promise<Multizone> {
   const { config, mode, manager, leadership, logger } = options;
   const stops: Array<() => Promise<void>> = [];
@@ -93,6 +104,7 @@ export async function startMultizone(options: MultizoneOptions): Promise<Multizo
       idleTimeoutMs: millis(config.metrics.zone.idleTimeout),
       healthCheckIntervalMs: millis(kds.zoneHealthCheck.pollInterval),
       soleInstance: options.soleInstance,
+      ...(kds.authn.type === 'zoneToken' ? { authenticate: zoneTokenAuthentication(options.tokens) } : {}),
       isLeader: () => leadership.isLeader,
       logger,
       metrics: options.metrics,
@@ -112,12 +124,15 @@ export async function startMultizone(options: MultizoneOptions): Promise<Multizo
       globalAddress: zone.globalAddress,
       ...(zone.kds.rootCaFile ? { rootCaFile: zone.kds.rootCaFile } : {}),
       tlsSkipVerify: zone.kds.tlsSkipVerify,
+      ...(zone.kds.authn.zoneTokenFile ? { token: readZoneToken(zone.kds.authn.zoneTokenFile) } : {}),
       clusterId: options.clusterId,
       version: BUILD_VERSION,
       config: JSON.stringify(options.effectiveConfig),
       url: apiUrl(config),
       maxMessageBytes: zone.kds.maxMsgSize,
       serveAdminRequest: async (path) => {
+        // The global asks for its zone proxies' inspection views; nothing else of the API is served to it.
+        if (!isForwardedPath(path)) return { status: 403, contentType: 'application/json', body: JSON.stringify(errorBody(403, 'Forbidden', `the global may not ask for ${path}`)) };
         if (!api) return { status: 503, contentType: 'application/json', body: '' };
         return api.get(path);
       },

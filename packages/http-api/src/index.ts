@@ -8,4 +8,4 @@ export { parsePage, nextPageUrl, pageOf, collectionJson, type Page, type PageKey
 export { resourceJson } from './resource-json.js';
 export { withOperation } from './handler.js';
 export { authenticate, callerOf, requireAccess, requireRule, ADMIN, ADMIN_ONLY_RULES, ANONYMOUS, type AccessOptions, type AccessRule, type Caller, type StaticRuleName } from './access.js';
-export { InternalApi, type ZoneAdmin, type ZoneReply } from './zone-forwarding.js';
+export { InternalApi, isForwardedPath, type ZoneAdmin, type ZoneReply } from './zone-forwarding.js';

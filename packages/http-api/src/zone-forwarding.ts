@@ -32,22 +32,30 @@ interface Forwardable {
 
 const DATAPLANE = '/meshes/{mesh}/dataplanes/{name}';
 
+const OPERATIONS = {
+  xds: { operation: 'XDS Config Dump', rule: 'viewConfigDump' },
+  stats: { operation: 'Stats', rule: 'viewStats' },
+  clusters: { operation: 'Clusters', rule: 'viewClusters' },
+} as const;
+
 /** The routes of a zone proxy that its zone answers. */
 const FORWARDED: ReadonlyMap<string, Forwardable> = new Map([
-  [`${DATAPLANE}/xds`, { kind: dataplaneKind, operation: 'XDS Config Dump', rule: 'viewConfigDump' }],
-  [`${DATAPLANE}/stats`, { kind: dataplaneKind, operation: 'Stats' }],
-  [`${DATAPLANE}/clusters`, { kind: dataplaneKind, operation: 'Clusters' }],
+  ...(['xds', 'stats', 'clusters'] as const).flatMap((view): Array<[string, Forwardable]> => [
+    [`${DATAPLANE}/${view}`, { kind: dataplaneKind, ...OPERATIONS[view] }],
+    [`/zoneingresses/{name}/${view}`, { kind: zoneIngressKind, ...OPERATIONS[view] }],
+    [`/zoneegresses/{name}/${view}`, { kind: zoneEgressKind, ...OPERATIONS[view] }],
+  ]),
   [`${DATAPLANE}/policies`, { kind: dataplaneKind, operation: 'Policies' }],
   [`${DATAPLANE}/rules`, { kind: dataplaneKind, operation: 'Rules' }],
-  ...(['xds', 'stats', 'clusters'] as const).flatMap((view) => {
-    const operation = { xds: 'XDS Config Dump', stats: 'Stats', clusters: 'Clusters' }[view];
-    const rule = view === 'xds' ? ({ rule: 'viewConfigDump' } as const) : {};
-    return [
-      [`/zoneingresses/{name}/${view}`, { kind: zoneIngressKind, operation, ...rule }],
-      [`/zoneegresses/{name}/${view}`, { kind: zoneEgressKind, operation, ...rule }],
-    ] as Array<[string, Forwardable]>;
-  }),
 ]);
+
+const FORWARDED_PATHS = [...FORWARDED.keys()].map((template) => new RegExp(`^${template.replace(/\{(mesh|name)\}/g, '[^/?#]+')}(\\?.*)?$`));
+
+/** Whether a zone serves this path for its global: the forwarded routes alone, nothing else of its API. */
+export const isForwardedPath = (path: string): boolean => FORWARDED_PATHS.some((pattern) => pattern.test(path));
+
+/** What a zone's reply may be served as from the global's origin: JSON, or plain text. */
+const servedType = (contentType: string): string => (/^application\/json\b/i.test(contentType) ? 'application/json' : 'text/plain');
 
 /** The zone that owns the proxy a route names, with the proxy's name there; undefined for a local one. */
 async function owningZone(ctx: ApiContext, forwardable: Forwardable, params: Params): Promise<{ zone: string; name: string } | undefined> {
@@ -78,7 +86,7 @@ export async function forwardToZone(ctx: ApiContext, match: RouteMatch, req: Req
   }
   try {
     const { status, contentType, body } = await reply;
-    res.status(status).type(contentType).send(body);
+    res.status(status).type(servedType(contentType)).send(body);
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     sendError(res, 503, error.title ?? 'Service Unavailable', error.message);

@@ -20,7 +20,7 @@ import {
 import type { SyncedCopy } from '@mesh/resource-manager';
 import type { ResourceChange, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import { keyPlace, ZONE_TOKEN_PUBLIC_KEY_PREFIX } from '@mesh/tokens';
-import { ZONE_TOKEN_FEATURE } from './protocol.js';
+import { ZONE_TOKEN_FEATURE, type SyncMessage } from './protocol.js';
 
 type PeerKey = { mesh: string; name: string };
 
@@ -172,4 +172,28 @@ export function ownedByGlobal(localZone: string): (stored: StoredResource) => bo
 /** What a zone owns on the global: the `<zone>.` names it sent. */
 export function ownedByZone(zone: string): (stored: StoredResource) => boolean {
   return (stored) => stored.labels[ZONE_LABEL] === zone && stored.name.startsWith(`${zone}.`);
+}
+
+/**
+ * Why the global refuses what a zone sent, or undefined: a zone names its copies `<zone>.<name>`
+ * and its ingresses and egresses say they are in that zone, so it can touch nothing of another's.
+ */
+export function zoneMessageProblem(zone: string, message: SyncMessage): string | undefined {
+  const prefix = `${zone}.`;
+  for (const part of message.kinds) {
+    for (const { name } of [...part.resources, ...part.removed]) {
+      if (!name.startsWith(prefix)) return `${part.type} "${name}": zone ${zone} may only send names starting with "${prefix}"`;
+    }
+    if (part.type !== zoneIngressKind.name && part.type !== zoneEgressKind.name) continue;
+    for (const copy of part.resources) {
+      let claimed: unknown;
+      try {
+        claimed = (JSON.parse(copy.spec) as { zone?: unknown }).zone;
+      } catch {
+        return `${part.type} "${copy.name}": the spec is not JSON`;
+      }
+      if (claimed !== zone) return `${part.type} "${copy.name}": zone ${zone} may only send its own, got one in zone ${JSON.stringify(claimed)}`;
+    }
+  }
+  return undefined;
 }

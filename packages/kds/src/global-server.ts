@@ -9,7 +9,7 @@ import type { ResourceChange, ResourceStore } from '@mesh/store';
 import { initTRPC, TRPCError } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
-import { globalToZone, ownedByZone } from './channels.js';
+import { globalToZone, ownedByZone, zoneMessageProblem } from './channels.js';
 import { SyncOutbox } from './outbox.js';
 import {
   AckSchema,
@@ -53,6 +53,11 @@ export interface GlobalSyncOptions {
   keepAlive?: { pingMs: number; pongWaitMs: number };
   /** No other instance shares the store: every open subscription at start is a leftover. */
   soleInstance: boolean;
+  /**
+   * Checks a connecting zone's token when zones must authenticate (docs/multizone.md,
+   * Authentication): the reason it is refused, or undefined.
+   */
+  authenticate?: (zone: string, token: string | undefined) => Promise<string | undefined>;
   /** Whether this instance is the leader now (the finalizer runs on the leader only). */
   isLeader: () => boolean;
   logger: SyncLogger;
@@ -61,9 +66,13 @@ export interface GlobalSyncOptions {
 
 /** How long the owning zone has to answer an admin request. */
 const ADMIN_TIMEOUT_MS = 10_000;
+/** Unanswered nonces a session remembers. */
+const MAX_UNANSWERED = 10_000;
 
 interface ConnectionContext {
   zone: string | undefined;
+  /** The zone token the zone presented, if any. */
+  token: string | undefined;
   session?: ZoneSession;
 }
 
@@ -99,7 +108,7 @@ class Queue<T> {
 class ZoneSession {
   readonly events = new Queue<SessionEvent>();
   readonly outbox: SyncOutbox;
-  /** Nonces sent and not yet answered, with the kinds they covered. */
+  /** Nonces sent and not yet answered, with the kinds they covered; the oldest go past a bound, so a zone that never answers costs no more. */
   private readonly unanswered = new Map<string, string>();
   private readonly admin = new Map<string, (reply: AdminReply) => void>();
   private pushes: Promise<unknown> = Promise.resolve();
@@ -119,6 +128,10 @@ class ZoneSession {
       channel: globalToZone(manager.store, zone, features),
       send: async (message) => {
         for (const part of message.kinds) this.unanswered.set(part.nonce, part.type);
+        for (const nonce of this.unanswered.keys()) {
+          if (this.unanswered.size <= MAX_UNANSWERED) break;
+          this.unanswered.delete(nonce);
+        }
         const kinds = message.kinds.map((part) => part.type);
         subscription.count('responsesSent', kinds);
         metrics?.responsesSent(kinds);
@@ -142,6 +155,8 @@ class ZoneSession {
   /** Applies what the zone sends, one message at a time, in one transaction each. */
   receive(message: SyncMessage): Promise<void> {
     const { manager, metrics } = this.server.options;
+    const problem = zoneMessageProblem(this.zone, message);
+    if (problem) return Promise.reject(new TRPCError({ code: 'BAD_REQUEST', message: problem }));
     const apply = async () => {
       const started = process.hrtime.bigint();
       const cursor = message.cursor ? { [syncCursorSetting(this.zone)]: JSON.stringify(message.cursor) } : undefined;
@@ -255,7 +270,7 @@ export class GlobalSyncServer {
       router: this.router,
       createContext: ({ info }): ConnectionContext => {
         const params = ConnectionParamsSchema.safeParse(info.connectionParams ?? {});
-        return { zone: params.success ? params.data.zone : undefined };
+        return params.success ? { zone: params.data.zone, token: params.data.token } : { zone: undefined, token: undefined };
       },
       keepAlive: { enabled: true, pingMs: options.keepAlive?.pingMs ?? 15_000, pongWaitMs: options.keepAlive?.pongWaitMs ?? 15_000 },
       onError: ({ error, path }) => {
@@ -324,6 +339,11 @@ export class GlobalSyncServer {
     const { options } = this;
     if (zone === undefined) throw new TRPCError({ code: 'UNAUTHORIZED', message: "'client-id' is not present in metadata" });
     if (!isDnsLabel(zone)) throw new TRPCError({ code: 'BAD_REQUEST', message: `zone name ${JSON.stringify(zone)}: ${NAME_MESSAGES.dnsLabel}` });
+    const refusal = await options.authenticate?.(zone, ctx.token);
+    if (refusal !== undefined) {
+      options.logger.warn({ zone, reason: refusal }, 'zone refused');
+      throw new TRPCError({ code: 'UNAUTHORIZED', message: refusal });
+    }
     await this.admitZone(zone);
     this.sessions.get(zone)?.end(new TRPCError({ code: 'CONFLICT', message: `zone ${zone} connected again` }));
     const subscription = this.recorder.open(zone, hello);

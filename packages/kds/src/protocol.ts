@@ -60,18 +60,14 @@ export const HelloSchema = z.object({
 export type Hello = z.infer<typeof HelloSchema>;
 
 /** Identity of the connection, sent before anything else (the reference's `client-id` metadata). */
-export const ConnectionParamsSchema = z.object({ zone: z.string().min(1) });
-
-/** The kinds of the reverse admin operations (docs/multizone.md, Inspecting a zone's proxies). */
-export const ADMIN_OPERATIONS = ['XDS Config Dump', 'Stats', 'Clusters', 'Policies', 'Rules'] as const;
+export const ConnectionParamsSchema = z.object({ zone: z.string().min(1), token: z.string().max(64 * 1024).optional() });
 
 /** A request of the global's API that the owning zone answers: a path of its API, as the global got it. */
-export const AdminRequestSchema = z.object({
-  requestId: z.string(),
+export interface AdminRequest {
+  requestId: string;
   /** Path and query, with the zone's own names. */
-  path: z.string(),
-});
-export type AdminRequest = z.infer<typeof AdminRequestSchema>;
+  path: string;
+}
 
 export const AdminReplySchema = z.object({
   requestId: z.string(),
@@ -88,7 +84,6 @@ export type SessionEvent =
   | { kind: 'admin'; request: AdminRequest };
 
 export const AckSchema = z.object({ nonces: z.array(z.string()), error: z.string().optional() });
-export type Ack = z.infer<typeof AckSchema>;
 
 /** The feature a zone announces to receive the zone-token keys. */
 export const ZONE_TOKEN_FEATURE = 'zone-token';

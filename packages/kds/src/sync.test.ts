@@ -3,7 +3,9 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { getKind, ORIGIN_LABEL, ZONE_LABEL, type ZoneInsightSpec } from '@mesh/model';
 import { syncCursorSetting } from '@mesh/resource-manager';
+import { keyPlace, SigningKeys, TokenService } from '@mesh/tokens';
 import { afterEach, describe, expect, it } from 'vitest';
+import { zoneTokenAuthentication } from './authentication.js';
 import { eventually, openSide, put, startGlobal, startZone, type Side } from './testing.js';
 
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
@@ -150,6 +152,33 @@ describe('zone sync', () => {
     await eventually(async () => !(await get(zone2, 'ZoneIngress', '', 'zone-1.ingress')), 'the disabled zone’s ingress to leave zone-2');
   });
 
+  it('requires a zone token of scope cp of the zone when the global says so', async () => {
+    const global = openSide('global');
+    const keys = new SigningKeys(global.store);
+    await keys.ensure(global.manager, keyPlace('zone'));
+    const tokens = new TokenService({ keys });
+    const { server, port } = await startGlobal(global, { authenticate: zoneTokenAuthentication(tokens) });
+    track(server);
+    const refusedWith = async (zone: string, token: string | undefined) => {
+      const side = startZone(openSide('zone', zone), zone, port, token === undefined ? {} : { token });
+      track(side.client);
+      const error = await eventually(() => side.client.lastError, `${zone} to be refused`);
+      await side.client.stop();
+      return error.message;
+    };
+    expect(await refusedWith('zone-1', undefined)).toBe('a zone token is required: set multizone.zone.kds.authn.zoneTokenFile on the zone');
+    expect(await refusedWith('zone-1', 'not-a-token')).toBe('could not parse the token');
+    const proxies = await tokens.issueZoneToken({ zone: 'zone-1', scope: ['ingress'] }, 3600);
+    expect(await refusedWith('zone-1', proxies)).toBe("token cannot be used to authenticate zone entity (cp is out of token's scope: [ingress])");
+    const other = await tokens.issueZoneToken({ zone: 'zone-2', scope: ['cp'] }, 3600);
+    expect(await refusedWith('zone-1', other)).toBe('zone from requestor: zone-1 is different than in token: zone-2');
+    expect(await get(global, 'Zone', '', 'zone-1')).toBeUndefined();
+
+    const z1 = startZone(openSide('zone', 'zone-1'), 'zone-1', port, { token: await tokens.issueZoneToken({ zone: 'zone-1', scope: ['cp'] }, 3600) });
+    track(z1.client);
+    await eventually(() => z1.client.connected, 'zone-1 to connect with its token');
+  });
+
   it('refuses a disabled zone at connect and drops its session when it is disabled', async () => {
     const { global, z1, port } = await topology();
     await put(global, 'Zone', '', 'zone-1', { enabled: false });
@@ -160,7 +189,7 @@ describe('zone sync', () => {
     await put(global, 'Zone', '', 'zone-3', { enabled: false });
     const z3 = startZone(zone3, 'zone-3', port);
     track(z3.client);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await eventually(() => z3.client.lastError?.message.includes('zone zone-3 is disabled'), 'zone-3 to be refused');
     expect(z3.client.connected).toBe(false);
     expect(await insightOf(global, 'zone-3')).toBeUndefined();
 

@@ -20,6 +20,8 @@ export interface ZoneSyncOptions {
   /** PEM file of the authority that signed the global's certificate; the system's otherwise. */
   rootCaFile?: string;
   tlsSkipVerify?: boolean;
+  /** A zone token for a global that requires one (docs/multizone.md, Authentication). */
+  token?: string;
   /** The id of this store's history, in every cursor the zone hands out. */
   clusterId: string;
   version: Version;
@@ -75,6 +77,7 @@ export class ZoneSyncClient {
   private readonly socketClass: new (address: string) => WebSocket;
   private readonly url: string;
   private connectedNow = false;
+  private lastErrorNow: Error | undefined;
 
   constructor(private readonly options: ZoneSyncOptions) {
     const { url, tls } = syncUrl(options.globalAddress);
@@ -91,6 +94,11 @@ export class ZoneSyncClient {
   /** Whether a session with the global is open and welcomed. */
   get connected(): boolean {
     return this.connectedNow;
+  }
+
+  /** Why the last session ended or was refused; undefined before any did. */
+  get lastError(): Error | undefined {
+    return this.lastErrorNow;
   }
 
   start(): void {
@@ -119,6 +127,7 @@ export class ZoneSyncClient {
       const welcomed = await this.runSession().then(
         (welcomed) => welcomed,
         (error: unknown) => {
+          this.lastErrorNow = error instanceof Error ? error : new Error(String(error));
           this.options.logger.warn({ err: error, global: this.options.globalAddress }, 'zone sync with the global stopped; reconnecting');
           return false;
         },
@@ -148,7 +157,7 @@ export class ZoneSyncClient {
       const wsClient = createWSClient({
         url: this.url,
         WebSocket: this.socketClass as unknown as typeof globalThis.WebSocket,
-        connectionParams: { zone: options.zone },
+        connectionParams: { zone: options.zone, ...(options.token ? { token: options.token } : {}) },
         keepAlive: { enabled: true, intervalMs: options.keepAlive?.intervalMs ?? 15_000, pongTimeoutMs: options.keepAlive?.pongTimeoutMs ?? 15_000 },
         onClose: () => end(new Error('the connection to the global closed')),
       });

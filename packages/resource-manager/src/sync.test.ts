@@ -59,6 +59,19 @@ describe('applySynced', () => {
     expect(await names(store, 'GlobalSecret')).toEqual(['admin-user-token', 'zone-key']);
   });
 
+  it('refuses, writing nothing, a copy over a resource another owner holds', async () => {
+    const { store, manager } = zone();
+    const kind = getKind('GlobalSecret');
+    await manager.apply(kind, { mesh: '', name: 'admin-user-token' }, { type: 'GlobalSecret', name: 'admin-user-token', data: 'eA==' });
+    const owns = (stored: { name: string }) => stored.name.startsWith('zone-');
+    for (const full of [false, true]) {
+      const batch = routes({ full, owns, kinds: [{ kind, resources: [{ mesh: '', name: 'zone-key', spec: '{"data":"eQ=="}' }, { mesh: '', name: 'admin-user-token', spec: '{"data":"eg=="}' }], removed: [] }] });
+      await expect(manager.applySynced(batch)).rejects.toMatchObject({ code: 'bad_request', message: 'GlobalSecret "admin-user-token" belongs to another owner and cannot be synced over' });
+    }
+    expect(await names(store, 'GlobalSecret')).toEqual(['admin-user-token']);
+    expect(JSON.parse((await store.get({ type: 'GlobalSecret', mesh: '', name: 'admin-user-token' }))!.spec)).toEqual({ data: 'eA==' });
+  });
+
   it('refuses, writing nothing, a batch of a kind that does not flow that way or a spec that does not decode', async () => {
     const { store, manager } = zone();
     await expect(manager.applySynced(routes({ kinds: [{ kind: getKind('Dataplane'), resources: [{ mesh: 'm', name: 'x', spec: DATAPLANE }], removed: [] }] }))).rejects.toMatchObject({ code: 'bad_request' });

@@ -57,12 +57,17 @@ export async function syncWrites(store: ResourceStore, batch: SyncBatch): Promis
     const keyOf = (at: { mesh: string; name: string }): ResourceKey => ({ type: kind.name, mesh: kind.scope === 'mesh' ? at.mesh : '', name: at.name });
     const incoming = new Map(resources.map((copy) => [keyString(keyOf(copy)), copy]));
     const held = new Map<string, StoredResource>();
+    const keep = (stored: StoredResource) => {
+      if (batch.owns(stored)) held.set(keyString(stored), stored);
+      // A sender never replaces what another owns (a local resource, another zone's copy).
+      else if (incoming.has(keyString(stored))) throw new DomainError('bad_request', `${kind.name} "${stored.name}" belongs to another owner and cannot be synced over`, { title: 'Bad Request' });
+    };
     if (batch.full) {
-      for (const stored of (await store.list({ type: kind.name, offset: 0, size: 0 })).items) if (batch.owns(stored)) held.set(keyString(stored), stored);
+      for (const stored of (await store.list({ type: kind.name, offset: 0, size: 0 })).items) keep(stored);
     } else {
       for (const at of [...resources, ...removed]) {
         const stored = await store.get(keyOf(at));
-        if (stored && batch.owns(stored)) held.set(keyString(stored), stored);
+        if (stored) keep(stored);
       }
     }
     const goners = batch.full ? [...held.keys()].filter((key) => !incoming.has(key)) : removed.map((at) => keyString(keyOf(at))).filter((key) => held.has(key) && !incoming.has(key));

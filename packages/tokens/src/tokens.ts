@@ -97,7 +97,7 @@ export class TokenService {
   }
 
   /** A zone token (zone ingress or egress proxies of `zone`), with the scope it must carry. */
-  async verifyZoneToken(token: string, zone: string, scope: 'ingress' | 'egress'): Promise<Verification<ZoneClaims>> {
+  async verifyZoneToken(token: string, zone: string, scope: 'ingress' | 'egress' | 'cp'): Promise<Verification<ZoneClaims>> {
     const verified = await this.verify('zone', keyPlace('zone'), token);
     if (!verified.ok) return verified;
     const claims: ZoneClaims = { zone: String(verified.payload.Zone ?? ''), scope: Array.isArray(verified.payload.Scope) ? verified.payload.Scope.map(String) : [] };

@@ -293,7 +293,7 @@ describe('POST /bootstrap', () => {
     expect(envoy.admin.address.socketAddress).toEqual({ address: '127.0.0.1', portValue: 9911 });
   });
 
-  it('refuses a request without a token, an invalid resource, and an unknown proxy, as the reference does', async () => {
+  it('refuses a request without a token, an invalid resource, an unknown proxy and malformed fields, as the reference does', async () => {
     const missing = await bootstrap({ mesh: 'default', name: 'web-1' });
     expect(missing.status).toBe(422);
     expect(await missing.text()).toMatch(/^Dataplane Token is required/);
@@ -304,6 +304,12 @@ describe('POST /bootstrap', () => {
     expect({ status: noMesh.status, text: await noMesh.text() }).toEqual({ status: 422, text: 'mesh: mesh "nowhere" does not exist' });
     const unknown = await bootstrap({ mesh: 'default', name: 'nobody', dataplaneToken: token });
     expect({ status: unknown.status, text: await unknown.text() }).toEqual({ status: 404, text: '' });
+    const notMine = await bootstrap({ mesh: 'default', name: 'web-1', proxyType: 'constructor', dataplaneToken: token });
+    expect({ status: notMine.status, text: await notMine.text() }).toEqual({ status: 422, text: 'unknown proxy type constructor' });
+    const numericToken = await bootstrap({ mesh: 'default', name: 'web-1', dataplaneToken: 123 });
+    expect({ status: numericToken.status, text: await numericToken.text() }).toEqual({ status: 400, text: 'could not parse the request: dataplaneToken: Invalid input: expected string, received number' });
+    const badCa = await bootstrap({ mesh: 'default', name: 'web-1', dataplaneToken: token, caCert: 'not a certificate' });
+    expect({ status: badCa.status, text: await badCa.text() }).toEqual({ status: 400, text: 'could not parse certificate from request .CaCert' });
     const wrongPath = await fetch(`http://${dpAddress}/other`);
     expect({ status: wrongPath.status, text: await wrongPath.text() }).toEqual({ status: 404, text: '404: Page Not Found' });
   });

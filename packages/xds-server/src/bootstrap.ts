@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIpAddress, meshKind } from '@mesh/model';
 import { decodeSpec, getKind } from '@mesh/model';
 import type { ResourceStore } from '@mesh/store';
+import { z } from 'zod';
 import type { Authenticator } from './auth.js';
 import { METADATA, RESOURCE_TYPE_OF, type ProxyType } from './proxy-node.js';
 
@@ -31,25 +32,29 @@ export interface BootstrapOptions {
   certificatePem: string | undefined;
 }
 
-/** The request, as the reference's runner sends it (our spelling of its product-named fields). */
-export interface BootstrapRequest {
-  mesh?: string;
-  name?: string;
-  proxyType?: string;
-  dataplaneToken?: string;
-  dataplaneTokenPath?: string;
-  dataplaneResource?: string;
-  version?: { meshDp?: Record<string, unknown>; envoy?: Record<string, unknown> };
-  caCert?: string;
-  dynamicMetadata?: Record<string, string>;
-  dnsPort?: number;
-  emptyDnsPort?: number;
-  operatingSystem?: string;
-  features?: string[];
-  resources?: { maxHeapSizeBytes?: number };
-  accessLogSocketPath?: string;
-  metricsResources?: { socketPath?: string; certPath?: string; keyPath?: string };
-}
+const text = z.string().max(64 * 1024);
+const port = z.number().int().min(0).max(65535);
+
+/** The request, as the reference's runner sends it (our spelling of its product-named fields); other fields are ignored. */
+const BootstrapRequestSchema = z.object({
+  mesh: text.optional(),
+  name: text.optional(),
+  proxyType: text.optional(),
+  dataplaneToken: text.optional(),
+  dataplaneTokenPath: text.optional(),
+  dataplaneResource: text.optional(),
+  version: z.object({ meshDp: z.record(z.string(), z.unknown()).optional(), envoy: z.record(z.string(), z.unknown()).optional() }).optional(),
+  caCert: text.optional(),
+  dynamicMetadata: z.record(z.string(), z.string()).optional(),
+  dnsPort: port.optional(),
+  emptyDnsPort: port.optional(),
+  operatingSystem: text.optional(),
+  features: z.array(text).max(100).optional(),
+  resources: z.object({ maxHeapSizeBytes: z.number().optional() }).optional(),
+  accessLogSocketPath: text.optional(),
+  metricsResources: z.object({ socketPath: text.optional(), certPath: text.optional(), keyPath: text.optional() }).optional(),
+});
+export type BootstrapRequest = z.infer<typeof BootstrapRequestSchema>;
 
 /** A refusal with the reference's status and plain-text body. */
 export class BootstrapError extends Error {
@@ -114,7 +119,7 @@ export class BootstrapGenerator {
   async generate(request: BootstrapRequest, host: string): Promise<Record<string, unknown>> {
     const { settings, authenticator, certificatePem } = this.options;
     const proxyType = (request.proxyType || 'dataplane') as ProxyType;
-    if (!(proxyType in RESOURCE_TYPE_OF)) throw new BootstrapError(422, `unknown proxy type ${proxyType}`);
+    if (!Object.hasOwn(RESOURCE_TYPE_OF, proxyType)) throw new BootstrapError(422, `unknown proxy type ${proxyType}`);
     if (authenticator.requiresToken(proxyType) && !request.dataplaneToken && !request.dataplaneTokenPath) throw new BootstrapError(422, DP_TOKEN_REQUIRED);
     if (!settings.xdsHost && certificatePem && !this.sans.has(host)) throw new BootstrapError(400, sanMismatch(host, [...this.sans]));
     const xdsHost = settings.xdsHost || host;
@@ -251,7 +256,8 @@ export class BootstrapGenerator {
     try {
       ca = isCaCertificate(pem);
     } catch {
-      throw new BootstrapError(500, `could not parse certificate from ${request.caCert ? 'request .CaCert' : 'the server certificate'}`);
+      // The runner's certificate is the caller's mistake; the server's own cannot be unparsable (it serves with it).
+      throw new BootstrapError(request.caCert ? 400 : 500, `could not parse certificate from ${request.caCert ? 'request .CaCert' : 'the server certificate'}`);
     }
     if (!ca) throw new BootstrapError(400, NOT_CA);
     return pem;
@@ -296,14 +302,20 @@ export function bootstrapHandler(generator: BootstrapGenerator, onError: (error:
     });
     req.on('end', () => {
       if (res.headersSent) return;
-      let request: BootstrapRequest;
+      let json: unknown;
       try {
-        request = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BootstrapRequest;
-        if (request === null || typeof request !== 'object' || Array.isArray(request)) throw new Error('not an object');
+        json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       } catch {
         send(400, 'could not parse the request: expected a JSON object');
         return;
       }
+      const parsed = BootstrapRequestSchema.safeParse(json);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        send(400, issue && issue.path.length > 0 ? `could not parse the request: ${issue.path.join('.')}: ${issue.message}` : 'could not parse the request: expected a JSON object');
+        return;
+      }
+      const request = parsed.data;
       const host = hostOf(req.headers.host ?? '');
       generator.generate(request, host).then(
         (body) => {

@@ -1,7 +1,9 @@
 // The baseline of bench/xds-server.bench.mjs: a bare grpc-js ADS server that answers each proxy's
 // first request of a type (and every change of the names it asks for) with a fixed response
 // captured from the control plane for one proxy, and ignores ACKs. What one Node process costs to
-// serve the same streams and bytes with nothing behind them. Prints its port on stdout.
+// serve the same streams and bytes with nothing behind them. Prints its port on stdout. A line
+// `push` on stdin sends every open stream the clusters, endpoints and listeners again, as a
+// mesh-wide change does: the floor of pushing one to every proxy.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -45,10 +47,13 @@ function readRequest(buffer) {
   return out;
 }
 
+const calls = new Set();
 const server = new grpc.Server();
 server.register(
   ADS,
   (call) => {
+    calls.add(call);
+    call.on('close', () => calls.delete(call));
     const names = new Map();
     call.on('data', (bytes) => {
       const request = readRequest(bytes);
@@ -68,4 +73,8 @@ server.register(
 server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => {
   if (error) throw error;
   process.stdout.write(`${port}\n`);
+});
+process.stdin.on('data', (chunk) => {
+  if (!String(chunk).includes('push')) return;
+  for (const call of calls) for (const response of responses.values()) call.write(response);
 });

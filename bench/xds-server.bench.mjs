@@ -210,16 +210,26 @@ writeFileSync(capturedFile, JSON.stringify(captured));
 await sleep(2000);
 
 // Baseline: the same streams and bytes from a bare grpc-js server.
-const baseline = spawn(process.execPath, [join(root, 'bench', 'xds-baseline-server.mjs'), capturedFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+const baseline = spawn(process.execPath, [join(root, 'bench', 'xds-baseline-server.mjs'), capturedFile], { stdio: ['pipe', 'pipe', 'inherit'] });
 children.add(baseline);
 const baselinePort = await new Promise((resolve) => baseline.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
 let clients = startClients();
 const baselineBefore = usage(baseline.pid);
 const baselineSeconds = await connectAll(clients, `127.0.0.1:${baselinePort}`, token);
 const baselineAfter = usage(baseline.pid);
+console.log(`baseline: all ${PROXIES} proxies configured in ${baselineSeconds.toFixed(2)} s (server CPU ${(baselineAfter.cpu - baselineBefore.cpu).toFixed(2)} s, RSS ${baselineAfter.rss.toFixed(0)} MB)`);
+// The floor of a mesh-wide change: the same three responses pushed again to every stream, ACKs read.
+await sleep(2000);
+const everyProxy = new Set(Array.from({ length: PROXIES }, (_, i) => i));
+const baselinePush = await propagate(clients, async () => baseline.stdin.write('push\n'), everyProxy);
+const baselinePushed = usage(baseline.pid);
+const baselinePushLatencies = baselinePush.latencies.sort((a, b) => a - b);
+console.log(
+  `baseline: the same three responses pushed to all ${PROXIES}: median ${ms(quantile(baselinePushLatencies, 0.5))}, p99 ${ms(quantile(baselinePushLatencies, 0.99))}; ` +
+    `server CPU ${(baselinePushed.cpu - baselineAfter.cpu).toFixed(2)} s`,
+);
 await clients.stop();
 baseline.kill();
-console.log(`baseline: all ${PROXIES} proxies configured in ${baselineSeconds.toFixed(2)} s (server CPU ${(baselineAfter.cpu - baselineBefore.cpu).toFixed(2)} s, RSS ${baselineAfter.rss.toFixed(0)} MB)`);
 await sleep(2000);
 
 // The control plane.
@@ -236,14 +246,16 @@ console.log(
 await sleep(12_000);
 
 const scenarios = [];
-const report = (name, results) => {
+/** Prints a scenario's figures; `cpu` is the control plane's CPU seconds over its changes (each with its quiet second). */
+const report = (name, results, cpu) => {
   const latencies = results.flatMap((result) => result.latencies).sort((a, b) => a - b);
   const unneeded = results.reduce((sum, result) => sum + result.unneeded, 0);
   const missed = results.reduce((sum, result) => sum + result.missed, 0);
-  scenarios.push({ name, latencies, unneeded, missed });
+  scenarios.push({ name, latencies, unneeded, missed, cpu });
   console.log(
     `${name}: ${latencies.length} proxies reached, median ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}, max ${ms(latencies.at(-1))}; ` +
-      `${unneeded} unaffected proxies received something; ${missed} affected proxies never heard of it`,
+      `${unneeded} unaffected proxies received something; ${missed} affected proxies never heard of it; ` +
+      `control plane CPU ${cpu.toFixed(2)} s (${((cpu * 1e6) / Math.max(1, latencies.length)).toFixed(0)} µs a proxy reached)`,
   );
 };
 
@@ -268,7 +280,8 @@ for (let j = 0; j < 10; j++) {
     ),
   );
 }
-report('Timeout for one service (its ~20 consumers)', narrow);
+const afterNarrow = usage(cp.pid);
+report('Timeout for one service (its ~20 consumers)', narrow, afterNarrow.cpu - before.cpu);
 
 // A new instance of a service: only its consumers' endpoints change.
 const endpoints = [];
@@ -277,10 +290,10 @@ for (let j = 0; j < 10; j++) {
   const body = { ...dataplane(j * 13, `10.200.0.${j + 1}`), name: dpName(index) };
   endpoints.push(await propagate(clients, () => api(cp, 'PUT', `/meshes/default/dataplanes/${dpName(index)}`, body), consumersOf(service(j * 13))));
 }
-report('A new endpoint of one service (its ~20 consumers)', endpoints);
+const afterEndpoints = usage(cp.pid);
+report('A new endpoint of one service (its ~20 consumers)', endpoints, afterEndpoints.cpu - afterNarrow.cpu);
 
 // A mesh-wide Timeout that wins over the default one: every proxy.
-const all = new Set(Array.from({ length: PROXIES }, (_, i) => i));
 const wide = await propagate(
   clients,
   () =>
@@ -292,10 +305,15 @@ const wide = await propagate(
       destinations: [{ match: { 'mesh.io/service': '*' } }],
       conf: { connectTimeout: '4s', http: { requestTimeout: '20s' } },
     }),
-  all,
+  everyProxy,
 );
-report(`A mesh-wide Timeout (all ${PROXIES} proxies)`, [wide]);
 const after = usage(cp.pid);
+report(`A mesh-wide Timeout (all ${PROXIES} proxies)`, [wide], after.cpu - afterEndpoints.cpu);
+const wideLatencies = scenarios.at(-1).latencies;
+console.log(
+  `  against the bare push of the same bytes: median ${(quantile(wideLatencies, 0.5) / quantile(baselinePushLatencies, 0.5)).toFixed(2)}x, ` +
+    `p99 ${(quantile(wideLatencies, 0.99) / quantile(baselinePushLatencies, 0.99)).toFixed(2)}x, CPU ${((after.cpu - afterEndpoints.cpu) / (baselinePushed.cpu - baselineAfter.cpu)).toFixed(2)}x`,
+);
 console.log(`changes: control plane CPU ${(after.cpu - before.cpu).toFixed(2)} s over the 21 changes; RSS ${after.rss.toFixed(0)} MB (peak seen)`);
 
 await clients.stop();
@@ -307,10 +325,11 @@ console.log(
   JSON.stringify({
     proxies: PROXIES,
     baselineSeconds,
+    baselinePush: { median: quantile(baselinePushLatencies, 0.5), p99: quantile(baselinePushLatencies, 0.99), cpu: baselinePushed.cpu - baselineAfter.cpu },
     seconds,
     ratio: seconds / baselineSeconds,
     rssMb: { idle: idle.rss, connected: connected.rss, after: after.rss },
-    scenarios: scenarios.map(({ name, latencies, unneeded, missed }) => ({ name, median: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), unneeded, missed })),
+    scenarios: scenarios.map(({ name, latencies, unneeded, missed, cpu }) => ({ name, median: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), unneeded, missed, cpu })),
   }),
 );
 process.exit(0);

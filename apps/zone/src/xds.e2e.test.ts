@@ -185,6 +185,23 @@ describe('ADS state of the world', () => {
     expect(insight?.dataplaneInsight?.subscriptions?.at(-1)?.status?.total?.responsesRejected).toBe('1');
   });
 
+  it('counts streams, responses, ACKs and NACKs, delivery and configuration computations in the metrics', async () => {
+    const scrape = async () => (await fetch(`http://127.0.0.1:${cp.ports.diagnostics}/metrics`)).text();
+    const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    const before = await scrape();
+    await putDataplane(sidecar('metrics-1', '10.0.0.10', 'metrics'));
+    const client = connect('default.metrics-1', await tokenFor('metrics-1'));
+    await subscribe(client);
+    const text = await eventually(scrape, (now) => value(now, `xds_requests_received{type_url="${TYPE.listener}",confirmation="ACK"}`) > value(before, `xds_requests_received{type_url="${TYPE.listener}",confirmation="ACK"}`), 'the ACK in the metrics');
+    expect(value(text, 'xds_streams_active')).toBeGreaterThanOrEqual(1);
+    expect(value(text, `xds_responses_sent{type_url="${TYPE.cluster}"}`)).toBeGreaterThan(value(before, `xds_responses_sent{type_url="${TYPE.cluster}"}`));
+    expect(value(text, `xds_requests_received{type_url="${TYPE.listener}",confirmation="NACK"}`)).toBeGreaterThanOrEqual(1);
+    expect(value(text, 'xds_delivery_count')).toBeGreaterThan(value(before, 'xds_delivery_count'));
+    expect(value(text, 'xds_generation_count{proxy_type="dataplane",result="generated"}')).toBeGreaterThan(value(before, 'xds_generation_count{proxy_type="dataplane",result="generated"}'));
+    expect(text).toMatch(/^xds_generation_errors 0$/m);
+    client.close();
+  });
+
   it('shows a proxy online while its stream is open and offline once it closes', async () => {
     await putDataplane(sidecar('short-1', '10.0.0.9', 'short'));
     const client = connect('default.short-1', await tokenFor('short-1'));

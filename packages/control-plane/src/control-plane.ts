@@ -103,7 +103,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       metrics: createSyncMetrics(metrics.registry),
     });
     // The data plane server (docs/xds.md): proxies connect to it; the API shows their live views.
-    dpServer = await startDpServer({ config, mode, store, manager, proxyConfigs, tokens, instanceId, leadership, logger });
+    dpServer = await startDpServer({ config, mode, store, manager, proxyConfigs, tokens, instanceId, leadership, logger, registry: metrics.registry });
     const app = createApiApp({
       observeRequest: metrics.observeRequest,
       requestLogger: requestLog(logger),

@@ -7,9 +7,11 @@ import type { ResourceStore } from '@mesh/store';
 import type { TokenService } from '@mesh/tokens';
 import { type AuthnType, DataplaneServer } from '@mesh/xds-server';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { ConfigError, type ControlPlaneConfig } from './config.js';
 import type { Leadership } from './store.js';
 import { loadTlsMaterial } from './tls.js';
+import { createXdsMetrics } from './xds-metrics.js';
 
 export interface DpServerDependencies {
   config: ControlPlaneConfig;
@@ -21,6 +23,8 @@ export interface DpServerDependencies {
   instanceId: string;
   leadership: Leadership;
   logger: Logger;
+  /** The registry the server's `xds_*` metrics join. */
+  registry: Registry;
 }
 
 const millis = (duration: string, setting: string): number => {
@@ -73,6 +77,7 @@ export async function startDpServer(deps: DpServerDependencies): Promise<Datapla
     nackBackoffMs: millis(config.xdsServer.nackBackoff, 'xdsServer.nackBackoff'),
     deregistrationDelayMs: millis(config.xdsServer.dataplaneDeregistrationDelay, 'xdsServer.dataplaneDeregistrationDelay'),
     leadership: deps.leadership,
+    metrics: createXdsMetrics(deps.registry),
   });
   logger.info({ port: server.port, tls: Boolean(tls), authn: { dataplanes, zoneProxies } }, 'data plane server started');
   return server;

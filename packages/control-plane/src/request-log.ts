@@ -1,26 +1,28 @@
-// One log line per API request (pino-http), with a request id: the caller's `x-request-id` when
-// it sends one, a new UUID otherwise, echoed back. Credentials never reach the log.
+// One log line per API request, with a request id: the caller's `x-request-id` when it sends one,
+// a new UUID otherwise, echoed back. The line has pino-http's shape (`req`, `res`, `responseTime`,
+// `request completed`), written with one log call when the answer is sent: building child loggers
+// per request, as pino-http does, cost more than serving a cached read. Credentials never reach
+// the log: no header is logged.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 
 const REQUEST_ID = 'x-request-id';
+const VALID_ID = /^[\w.:-]{1,128}$/;
 
 export function requestLog(logger: Logger): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
-  return pinoHttp({
-    logger,
-    genReqId(req, res) {
-      const sent = req.headers[REQUEST_ID];
-      const id = typeof sent === 'string' && /^[\w.:-]{1,128}$/.test(sent) ? sent : randomUUID();
-      res.setHeader(REQUEST_ID, id);
-      return id;
-    },
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-    serializers: {
-      req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-    redact: ['req.headers.authorization', 'req.headers.cookie'],
-  });
+  return (req, res, next) => {
+    const started = Date.now();
+    const sent = req.headers[REQUEST_ID];
+    const id = typeof sent === 'string' && VALID_ID.test(sent) ? sent : randomUUID();
+    res.setHeader(REQUEST_ID, id);
+    // A response closes once it is sent, or when its connection goes first.
+    res.once('close', () => {
+      const entry = { req: { id, method: req.method, url: req.url }, res: { statusCode: res.statusCode }, responseTime: Date.now() - started };
+      if (res.statusCode >= 500) logger.error(entry, 'request errored');
+      else if (!res.writableFinished) logger.info(entry, 'request aborted');
+      else logger.info(entry, 'request completed');
+    });
+    next();
+  };
 }

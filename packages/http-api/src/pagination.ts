@@ -67,13 +67,13 @@ export function parsePage(req: Request, title = 'Could not retrieve resources'):
   }
   const offsetText = firstQueryValue(req.query.offset);
   if (offsetText === undefined || offsetText === '') return { offset: 0, size };
-  const invalid = new DomainError('bad_request', 'Invalid offset', { title, violations: [{ field: 'offset', message: 'Invalid format' }] });
+  const invalid = () => new DomainError('bad_request', 'Invalid offset', { title, violations: [{ field: 'offset', message: 'Invalid format' }] });
   if (offsetText.startsWith(CURSOR)) {
     const after = keyOfCursor(offsetText);
-    if (!after) throw invalid;
+    if (!after) throw invalid();
     return { offset: 0, size, after };
   }
-  if (!/^\d+$/.test(offsetText) || !Number.isSafeInteger(Number(offsetText))) throw invalid;
+  if (!/^\d+$/.test(offsetText) || !Number.isSafeInteger(Number(offsetText))) throw invalid();
   return { offset: Number(offsetText), size };
 }
 

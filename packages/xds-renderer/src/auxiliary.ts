@@ -7,7 +7,7 @@ import { type Cluster, FILTER, type JsonObject, type Listener, sanitizeMetric, s
 import { accessLog, httpConnectionManagerFilter, tcpProxy } from './filters.js';
 import { tlsInspector } from './inbound.js';
 import { ADMIN_NAME, METRICS_HIJACKER_NAME, passThroughNames, PROMETHEUS_LISTENER_NAME, tracingClusterName } from './names.js';
-import type { ProxyState } from './proxy-state.js';
+import { ownResource, type ProxyState } from './proxy-state.js';
 import { ORIGIN, type ResourceSet } from './resource-set.js';
 import { adminStaticMtls, downstreamMeshTls, tlsTransportSocket, upstreamExternalTls } from './tls.js';
 
@@ -48,22 +48,27 @@ function renderAdmin(state: ProxyState, output: ResourceSet): void {
     throw new Error(`envoy admin cluster is not allowed to have addresses other than ${ALLOWED_ADMIN_ADDRESSES.map((a) => `"${a}"`).join(', ')}`);
   }
   const adminAddress = requested === '::' ? '::1' : requested === '' || requested === '0.0.0.0' ? '127.0.0.1' : requested;
-  output.addCluster(ORIGIN.admin, staticCluster(ADMIN_NAME, adminAddress, state.adminPort, adminAddress.includes(':')));
+  const cluster = (): Cluster => staticCluster(ADMIN_NAME, adminAddress, state.adminPort, adminAddress.includes(':'));
+  output.addCluster(ORIGIN.admin, state.shareResources ? state.context.shared(`admin-cluster\u0000${adminAddress}\u0000${state.adminPort}`, cluster) : cluster());
   const ownAddress = state.spec.networking?.address ?? '';
   // The admin API already listens on its loopback address and port.
   if (ownAddress === adminAddress) return;
-  const chains: JsonObject[] = [{ filters: [staticEndpoints(ADMIN_NAME, [{ path: '/ready', rewrite: '/ready', cluster: ADMIN_NAME }])] }];
   const adminTls = state.metadata.adminTls;
-  if (adminTls) {
-    chains.push({
-      filterChainMatch: { transportProtocol: 'tls' },
-      filters: [staticEndpoints(ADMIN_NAME, [{ path: '/', rewrite: '/', cluster: ADMIN_NAME }])],
-      transportSocket: tlsTransportSocket(adminStaticMtls(adminTls.server, adminTls.caPem)),
-    });
-  }
-  const listener = inboundStyleListener(ADMIN_NAME, ownAddress, state.adminPort, chains);
-  listener.listenerFilters = [tlsInspector()];
-  output.addListener(ORIGIN.admin, listener);
+  const build = (): Listener => {
+    const chains: JsonObject[] = [{ filters: [staticEndpoints(ADMIN_NAME, [{ path: '/ready', rewrite: '/ready', cluster: ADMIN_NAME }])] }];
+    if (adminTls) {
+      chains.push({
+        filterChainMatch: { transportProtocol: 'tls' },
+        filters: [staticEndpoints(ADMIN_NAME, [{ path: '/', rewrite: '/', cluster: ADMIN_NAME }])],
+        transportSocket: tlsTransportSocket(adminStaticMtls(adminTls.server, adminTls.caPem)),
+      });
+    }
+    const listener = inboundStyleListener(ADMIN_NAME, ownAddress, state.adminPort, chains);
+    listener.listenerFilters = [tlsInspector()];
+    return listener;
+  };
+  const key = [ownAddress, state.adminPort, adminTls?.server.certificatePem ?? '', adminTls?.server.privateKeyPem ?? '', adminTls?.caPem ?? ''].join('\u0000');
+  output.addListener(ORIGIN.admin, ownResource(state, 'admin', key, build));
 }
 
 interface PrometheusConf {

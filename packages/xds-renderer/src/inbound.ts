@@ -24,9 +24,10 @@ import {
   tcpProxy,
   tracing,
 } from './filters.js';
+import { objectId } from './mesh-context.js';
 import { inboundListenerName, inboundRouteName, localClusterName, MESH_ALPN, passThroughNames, TAGS_HEADER } from './names.js';
 import { parseProtocol, type Protocol } from './protocol.js';
-import type { ProxyState } from './proxy-state.js';
+import { ownResource, type ProxyState } from './proxy-state.js';
 import { downstreamMeshTls, tlsTransportSocket } from './tls.js';
 
 /** Port 49151 marks an inbound without a service behind it. */
@@ -89,6 +90,26 @@ function inboundFilterChain(state: ProxyState, inbound: InboundMatch, protocol: 
   return chain;
 }
 
+/** Everything an inbound listener is made of (see `inboundFilterChain`), the mesh's own settings included. */
+function inboundListenerKey(state: ProxyState, inbound: InboundMatch, protocol: Protocol, clusterName: string): string {
+  const { context } = state;
+  return [
+    inbound.interface.dataplaneIp,
+    inbound.interface.dataplanePort,
+    JSON.stringify(inbound.tags),
+    protocol,
+    clusterName,
+    state.transparentProxying,
+    context.name,
+    context.mtls?.name ?? '',
+    context.mtls?.mode ?? '',
+    objectId(inbound.trafficPermission),
+    inbound.faultInjections.map(objectId).join(','),
+    inbound.rateLimits.map(objectId).join(','),
+    JSON.stringify(state.tracingBackend ?? null),
+  ].join('\u0000');
+}
+
 interface InboundResources {
   readonly listeners: Listener[];
   readonly clusters: Cluster[];
@@ -106,39 +127,46 @@ export function renderInbounds(state: ProxyState): InboundResources {
     const protocol = parseProtocol(inbound.tags[PROTOCOL_TAG]);
     const clusterName = localClusterName(workloadPort);
 
-    const cluster = staticCluster(clusterName, workloadIp, workloadPort);
-    configureClusterTimeouts(cluster, DEFAULT_INBOUND_TIMEOUT, protocol);
-    // With transparent proxying, the application sees connections from the pass-through address.
-    if (state.transparentProxying) {
-      configureUpstreamBind(cluster, workloadIp.includes(':') ? passThroughNames.ipv6.inboundSource : passThroughNames.ipv4.inboundSource);
-    }
-    configureUpstreamHttpFor(cluster, protocol);
-    clusters.push(cluster);
-
-    const listener: Listener = {
-      '@type': TYPE.listener,
-      name: inboundListenerName(dataplaneIp, dataplanePort),
-      address: socketAddress(dataplaneIp, dataplanePort),
-      enableReusePort: false,
-      trafficDirection: 'INBOUND',
-      metadata: { filterMetadata: { [TAGS_METADATA_KEY]: { ...inbound.tags } } },
+    const build = (): Cluster => {
+      const cluster = staticCluster(clusterName, workloadIp, workloadPort);
+      configureClusterTimeouts(cluster, DEFAULT_INBOUND_TIMEOUT, protocol);
+      // With transparent proxying, the application sees connections from the pass-through address.
+      if (state.transparentProxying) {
+        configureUpstreamBind(cluster, workloadIp.includes(':') ? passThroughNames.ipv6.inboundSource : passThroughNames.ipv4.inboundSource);
+      }
+      configureUpstreamHttpFor(cluster, protocol);
+      return cluster;
     };
-    if (state.transparentProxying) listener.bindToPort = false;
-    if (state.context.mtls?.mode === 'PERMISSIVE') {
-      // Plain clients, clients of the application's own TLS, and mesh mTLS clients (told apart by ALPN).
-      listener.listenerFilters = [tlsInspector()];
-      listener.filterChains = [
-        { ...inboundFilterChain(state, inbound, protocol, clusterName, false), filterChainMatch: { transportProtocol: 'raw_buffer' } },
-        { ...inboundFilterChain(state, inbound, protocol, clusterName, false), filterChainMatch: { transportProtocol: 'tls' } },
-        {
-          ...inboundFilterChain(state, inbound, protocol, clusterName, true),
-          filterChainMatch: { transportProtocol: 'tls', applicationProtocols: [MESH_ALPN] },
-        },
-      ];
-    } else {
-      listener.filterChains = [inboundFilterChain(state, inbound, protocol, clusterName, true)];
-    }
-    listeners.push(listener);
+    // The application's address is the proxy's own: kept from its last render rather than shared.
+    clusters.push(ownResource(state, `inbound-cluster:${index}`, [workloadIp, workloadPort, protocol, state.transparentProxying].join('\u0000'), build));
+
+    const buildListener = (): Listener => {
+      const listener: Listener = {
+        '@type': TYPE.listener,
+        name: inboundListenerName(dataplaneIp, dataplanePort),
+        address: socketAddress(dataplaneIp, dataplanePort),
+        enableReusePort: false,
+        trafficDirection: 'INBOUND',
+        metadata: { filterMetadata: { [TAGS_METADATA_KEY]: { ...inbound.tags } } },
+      };
+      if (state.transparentProxying) listener.bindToPort = false;
+      if (state.context.mtls?.mode === 'PERMISSIVE') {
+        // Plain clients, clients of the application's own TLS, and mesh mTLS clients (told apart by ALPN).
+        listener.listenerFilters = [tlsInspector()];
+        listener.filterChains = [
+          { ...inboundFilterChain(state, inbound, protocol, clusterName, false), filterChainMatch: { transportProtocol: 'raw_buffer' } },
+          { ...inboundFilterChain(state, inbound, protocol, clusterName, false), filterChainMatch: { transportProtocol: 'tls' } },
+          {
+            ...inboundFilterChain(state, inbound, protocol, clusterName, true),
+            filterChainMatch: { transportProtocol: 'tls', applicationProtocols: [MESH_ALPN] },
+          },
+        ];
+      } else {
+        listener.filterChains = [inboundFilterChain(state, inbound, protocol, clusterName, true)];
+      }
+      return listener;
+    };
+    listeners.push(ownResource(state, `inbound:${index}`, inboundListenerKey(state, inbound, protocol, clusterName), buildListener));
   });
   return { listeners, clusters };
 }

@@ -10,7 +10,7 @@ import {
   type ZoneIngressSpec,
 } from '@mesh/model';
 import { indexPolicies, type DataplaneResource, type ExternalServiceResource, type MeshSnapshot, type PolicyIndex } from '@mesh/policy-matcher';
-import { type ClusterLoadAssignment, type JsonObject, TYPE, socketAddress } from './envoy.js';
+import { type Cluster, type ClusterLoadAssignment, type JsonObject, type Listener, TYPE, socketAddress } from './envoy.js';
 import { EXTERNAL_SERVICE_TAG, tagsWithout } from './names.js';
 
 export interface ZoneProxyResource<Spec> {
@@ -104,6 +104,20 @@ function envoyDataSource(source: DataSource, secrets: ReadonlyMap<string, string
   return undefined;
 }
 
+const objectIds = new WeakMap<object, number>();
+let lastObjectId = 0;
+
+/**
+ * A number standing for an object (0 for none) in the keys of shared resources: policies and
+ * their confs are the same objects for as long as they do not change.
+ */
+export function objectId(value: object | undefined): number {
+  if (value === undefined) return 0;
+  let id = objectIds.get(value);
+  if (id === undefined) objectIds.set(value, (id = ++lastObjectId));
+  return id;
+}
+
 export class MeshContext {
   readonly name: string;
   readonly spec: MeshSpec;
@@ -116,6 +130,7 @@ export class MeshContext {
   readonly state: MeshState;
   private readonly externalEndpoints = new Map<ExternalServiceResource, Endpoint | undefined>();
   private readonly loadAssignments = new Map<string, ClusterLoadAssignment>();
+  private readonly sharedResources = new Map<string, Listener | Cluster>();
 
   constructor(state: MeshState) {
     const { snapshot } = state;
@@ -158,6 +173,21 @@ export class MeshContext {
     const endpoint = this.buildExternalServiceEndpoint(externalService);
     this.externalEndpoints.set(externalService, endpoint);
     return endpoint;
+  }
+
+  /**
+   * A resource that every proxy rendering it from the same inputs gets equal (an outbound cluster
+   * for the consumers of a service, an outbound listener for the instances of one): built once per
+   * mesh state, `key` naming every input beyond the mesh state. Shared, so read-only: the xDS
+   * server encodes it once (docs/xds.md, Versions and nonces).
+   */
+  shared<T extends Listener | Cluster>(key: string, build: () => T): T {
+    let resource = this.sharedResources.get(key);
+    if (resource === undefined) {
+      resource = build();
+      this.sharedResources.set(key, resource);
+    }
+    return resource as T;
   }
 
   /**

@@ -31,7 +31,7 @@ import {
   tcpProxy,
   tracing,
 } from './filters.js';
-import { buildLoadAssignment, splitHostPort } from './mesh-context.js';
+import { buildLoadAssignment, objectId, splitHostPort } from './mesh-context.js';
 import { destinationClusterName, MESH_TAG, outboundListenerName, outboundRouteName, serializeTagsHeader, sniFromTags, TAGS_HEADER, tagsWithout } from './names.js';
 import type { Protocol } from './protocol.js';
 import { isExternalService, protocolOfServices, type ProxyState } from './proxy-state.js';
@@ -156,7 +156,7 @@ class OutboundRenderer {
       if (!reached) continue;
       const protocol = protocolOfServices(this.state, [service]);
       for (const destination of reached.destinations.values()) {
-        clusters.push(this.cluster(destination, reached.external, protocol));
+        clusters.push(this.sharedCluster(destination, reached.external, protocol));
         if (reached.external && !this.state.context.zoneEgressEnabled) continue;
         endpoints.push(serviceLoadAssignment(this.state, destination));
       }
@@ -213,16 +213,52 @@ class OutboundRenderer {
       reached.destinations.set(destination.name, destination);
       reached.external ||= destination.external;
     }
-    const listener: Listener = {
-      '@type': TYPE.listener,
-      name: outboundListenerName(host, port),
-      address: socketAddress(host, port),
-      trafficDirection: 'OUTBOUND',
-      filterChains: [this.filterChain(outbound, routes, destinations, protocol)],
-      metadata: { filterMetadata: { 'io.mesh.tags': tagsWithout(outbound.tags, MESH_TAG) } },
+    const build = (): Listener => {
+      const listener: Listener = {
+        '@type': TYPE.listener,
+        name: outboundListenerName(host, port),
+        address: socketAddress(host, port),
+        trafficDirection: 'OUTBOUND',
+        filterChains: [this.filterChain(outbound, routes, destinations, protocol)],
+        metadata: { filterMetadata: { 'io.mesh.tags': tagsWithout(outbound.tags, MESH_TAG) } },
+      };
+      if (this.state.transparentProxying) listener.bindToPort = false;
+      return listener;
     };
-    if (this.state.transparentProxying) listener.bindToPort = false;
-    return listener;
+    return this.state.shareResources ? this.state.context.shared(this.listenerKey(outbound, routes, protocol), build) : build();
+  }
+
+  /**
+   * Everything an outbound listener is made of beyond the mesh state (see `listener` and
+   * `filterChain`): the instances of one service calling through the same policies get one
+   * listener. The proxy's own address and socket path only count when the chain logs.
+   */
+  private listenerKey(outbound: OutboundMatch, routes: readonly OutboundRoute[], protocol: Protocol): string {
+    const state = this.state;
+    const policies = this.servicePolicies.get(outbound.service);
+    const logged = policies?.trafficLog !== undefined;
+    const destinations = routes.map((route) =>
+      [objectId(route.rateLimit), ...route.destinations.map((destination) => `${destination.name}:${destination.weight}:${destination.external}:${objectId(destination.timeout)}`)].join(','),
+    );
+    return [
+      'listener',
+      outbound.name,
+      outbound.service,
+      JSON.stringify(outbound.tags),
+      protocol,
+      objectId(outbound.routeConf),
+      objectId(outbound.timeout),
+      objectId(outbound.rateLimit),
+      objectId(policies?.trafficLog),
+      objectId(policies?.retry),
+      objectId(state.policies.trafficTrace),
+      state.identifyingService,
+      logged ? state.address : '',
+      logged ? state.accessLogSocketPath : '',
+      serializeTagsHeader(state.tagSets),
+      state.transparentProxying,
+      destinations.join(';'),
+    ].join('\u0000');
   }
 
   private filterChain(outbound: OutboundMatch, routes: OutboundRoute[], destinations: Destination[], protocol: Protocol): JsonObject {
@@ -301,6 +337,29 @@ class OutboundRenderer {
     if (modify?.responseHeaders?.add) envoyRoute.responseHeadersToAdd = headers(modify.responseHeaders.add);
     if (modify?.responseHeaders?.remove) envoyRoute.responseHeadersToRemove = modify.responseHeaders.remove.map((header) => header.name ?? '');
     return envoyRoute;
+  }
+
+  /**
+   * A destination's cluster, shared between the proxies reaching it through the same policies;
+   * an external service reached directly has endpoints of the proxy's own (its permissions).
+   */
+  private sharedCluster(destination: Destination, external: boolean, protocol: Protocol): Cluster {
+    if (!this.state.shareResources || (external && !this.state.context.zoneEgressEnabled)) return this.cluster(destination, external, protocol);
+    const policies = this.servicePolicies.get(destination.service);
+    const key = [
+      'cluster',
+      destination.name,
+      destination.service,
+      JSON.stringify(destination.tags),
+      destination.otherMesh ?? '',
+      external,
+      protocol,
+      objectId(destination.timeout),
+      objectId(destination.loadBalancer),
+      objectId(policies?.circuitBreaker),
+      objectId(policies?.healthCheck),
+    ].join('\u0000');
+    return this.state.context.shared(key, () => this.cluster(destination, external, protocol));
   }
 
   private cluster(destination: Destination, external: boolean, protocol: Protocol): Cluster {

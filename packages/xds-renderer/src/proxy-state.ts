@@ -2,6 +2,7 @@
 // control plane (node metadata) and what the generators derive from them.
 import { type DataplaneSpec, SERVICE_TAG, type TagMap, dataplaneTagSets } from '@mesh/model';
 import type { DataplaneResource, MatchedPolicies } from '@mesh/policy-matcher';
+import type { Cluster, Listener } from './envoy.js';
 import type { Endpoint, MeshContext, TracingBackend } from './mesh-context.js';
 import { commonProtocolOf, type Protocol } from './protocol.js';
 import type { CertificatePair, MeshIdentity } from './tls.js';
@@ -46,6 +47,11 @@ export interface ProxyState {
   readonly accessLogSocketPath: string;
   /** Endpoints of the external services this proxy may reach directly (without zone egress), by service. */
   readonly externalEndpoints: ReadonlyMap<string, readonly Endpoint[]>;
+  /**
+   * Listeners and clusters equal between proxies come from the mesh context, built once per mesh
+   * state (`MeshContext.shared`): only when nothing edits them afterwards (no targetRef policy).
+   */
+  readonly shareResources: boolean;
 }
 
 /** Endpoints of the external services a permission opens to the proxy, when they are reached directly. */
@@ -76,7 +82,7 @@ export function protocolOfServices(state: ProxyState, services: Iterable<string>
 export const isExternalService = (state: ProxyState, service: string): boolean =>
   state.context.endpointsByService.get(service)?.[0]?.externalService !== undefined || state.externalEndpoints.has(service);
 
-export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource, policies: MatchedPolicies, metadata: ProxyMetadata): ProxyState {
+export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource, policies: MatchedPolicies, metadata: ProxyMetadata, shareResources: boolean): ProxyState {
   const spec = dataplane.spec;
   const networking = spec.networking;
   const tagSets = dataplaneTagSets(spec);
@@ -98,5 +104,27 @@ export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource,
     tracingBackend: trace ? context.tracingBackend(trace.spec.conf?.backend) : undefined,
     accessLogSocketPath: metadata.accessLogSocketPath ?? `/tmp/mesh-al-${dataplane.name}-${dataplane.mesh}.sock`,
     externalEndpoints: externalEndpointsOf(context, policies),
+    shareResources,
   };
+}
+
+/** Per stored dataplane (a new object once it changes), the resources only it has, from its last render, with their inputs. */
+const ownResources = new WeakMap<DataplaneResource, Map<string, { readonly key: string; readonly resource: Listener | Cluster }>>();
+
+/**
+ * A resource of this proxy alone (its admin listener, an inbound listener), taken from its last
+ * render when `key` names the same inputs: a change elsewhere in the mesh leaves it the same
+ * object, which the xDS server then need not encode again (docs/xds.md, Versions and nonces). The
+ * key outlives the mesh state, so it names every input, the mesh's own included. Only when
+ * resources are shared: nothing edits them after rendering.
+ */
+export function ownResource<T extends Listener | Cluster>(state: ProxyState, slot: string, key: string, build: () => T): T {
+  if (!state.shareResources) return build();
+  let slots = ownResources.get(state.dataplane);
+  if (!slots) ownResources.set(state.dataplane, (slots = new Map()));
+  const held = slots.get(slot);
+  if (held?.key === key) return held.resource as T;
+  const resource = build();
+  slots.set(slot, { key, resource });
+  return resource;
 }

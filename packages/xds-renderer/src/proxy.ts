@@ -38,7 +38,9 @@ export function renderProxyConfig(input: ProxyInput): ProxyConfig {
   const { context, dataplane, targetRef } = input;
   const policies = input.policies ?? matchPolicies(dataplane, context.policies);
   const metadata = input.metadata ?? {};
-  const state = proxyStateOf(context, dataplane, policies, metadata);
+  // The targetRef modules edit resources in place: shared ones only go to proxies they leave alone.
+  const targetRefApplies = targetRef !== undefined && targetRef.kinds.length > 0;
+  const state = proxyStateOf(context, dataplane, policies, metadata, !targetRefApplies);
   const resources = new ResourceSet();
   renderAuxiliary(state, resources);
   const inbound = renderInbounds(state);
@@ -50,7 +52,7 @@ export function renderProxyConfig(input: ProxyInput): ProxyConfig {
   for (const listener of outbound.listeners) resources.addListener(ORIGIN.outbound, listener);
   for (const cluster of outbound.clusters) resources.addCluster(ORIGIN.outbound, cluster);
   for (const assignment of outbound.endpoints) resources.addEndpoints(ORIGIN.outbound, assignment);
-  if (targetRef && targetRef.kinds.length > 0) applyTargetRefPolicies({ state, resources, match: targetRef });
+  if (targetRefApplies) applyTargetRefPolicies({ state, resources, match: targetRef });
   const secrets = context.mtls && metadata.identity ? meshSecrets(context.name, metadata.identity) : [];
   return {
     listeners: resources.listeners.sorted(),

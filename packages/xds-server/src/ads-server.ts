@@ -15,6 +15,7 @@ import { METADATA, proxyNodeOf, type ProxyNode, proxyVersionOf, RESOURCE_TYPE_OF
 import { RefreshQueue } from './refresh-queue.js';
 import { ProxySession } from './session.js';
 import type { Snapshot } from './snapshot.js';
+import type { XdsMetrics } from './telemetry.js';
 import { TYPE_URLS } from './snapshot.js';
 
 export interface Logger {
@@ -42,6 +43,7 @@ export interface AdsServerOptions {
   deregistrationDelayMs: number;
   /** How long a verified token is trusted before the next request checks it again. */
   reauthenticateAfterMs: number;
+  metrics?: XdsMetrics;
 }
 
 /** A live stream of a proxy, as the admin views see it. */
@@ -51,6 +53,9 @@ export interface ConnectedProxy {
   readonly sent: ReadonlyMap<string, SentResources>;
   readonly connectedAt: Date;
 }
+
+/** Requests of one stream waiting their turn at most. */
+const MAX_PENDING_REQUESTS = 1000;
 
 const proxyKeyText = (resourceType: string, mesh: string, name: string): string => `${resourceType}\u0000${mesh}\u0000${name}`;
 
@@ -68,6 +73,7 @@ class AdsStream implements ConnectedProxy {
   private subscription: Subscription | undefined;
   private readonly types: AdsTypeStates;
   private queue: Promise<void> = Promise.resolve();
+  private pending = 0;
   private closed = false;
   private credential = '';
   private verifiedAt = 0;
@@ -82,14 +88,20 @@ class AdsStream implements ConnectedProxy {
   ) {
     const options = server.options;
     this.connectedAt = options.now();
+    options.metrics?.streams(1);
     this.types = new AdsTypeStates(
       (message) => {
         if (!this.closed) this.call.write(message);
       },
       {
-        responseSent: (typeUrl) => this.subscription?.responseSent(typeUrl),
-        responseAnswered: (typeUrl, rejected, version, error) => {
+        responseSent: (typeUrl) => {
+          this.subscription?.responseSent(typeUrl);
+          options.metrics?.responseSent(typeUrl);
+        },
+        responseAnswered: (typeUrl, rejected, version, error, deliveryMs) => {
           this.subscription?.responseAnswered(typeUrl, rejected);
+          options.metrics?.confirmation(typeUrl, !rejected);
+          if (deliveryMs !== undefined) options.metrics?.delivery(deliveryMs);
           if (rejected) options.logger.warn({ proxy: this.session?.node.id, typeUrl, version, error }, 'the proxy rejected a configuration (NACK)');
         },
       },
@@ -112,7 +124,15 @@ class AdsStream implements ConnectedProxy {
   }
 
   take(request: DiscoveryRequest): void {
-    this.queue = this.queue.then(() => this.handle(request)).catch((error: unknown) => this.refuse(error));
+    // Requests are handled in turn; a proxy that sends far more than it is answered is cut off, not queued without end.
+    if (++this.pending > MAX_PENDING_REQUESTS) {
+      this.refuse(new StreamRefusal(`more than ${MAX_PENDING_REQUESTS} requests waiting to be handled`, status.RESOURCE_EXHAUSTED));
+      return;
+    }
+    this.queue = this.queue
+      .then(() => this.handle(request))
+      .catch((error: unknown) => this.refuse(error))
+      .finally(() => this.pending--);
   }
 
   private async handle(request: DiscoveryRequest): Promise<void> {
@@ -173,6 +193,7 @@ class AdsStream implements ConnectedProxy {
         store: options.store,
         now: options.now,
         onError: (error, what) => options.logger.error({ err: error }, `could not compute ${what}`),
+        ...(options.metrics ? { metrics: options.metrics } : {}),
       },
       node,
       () => this.types.respond(session.snapshot),
@@ -229,8 +250,21 @@ class AdsStream implements ConnectedProxy {
     }
     const { options } = this.server;
     if (options.now().getTime() - this.verifiedAt < options.reauthenticateAfterMs) return;
-    const resourceType = session.resourceType;
-    const stored = await options.store.get({ type: resourceType, mesh: session.node.mesh, name: session.node.name });
+    this.verifiedAt = options.now().getTime();
+    const refreshes = this.server.queue;
+    if (refreshes.idle) return this.verifyAgain();
+    // A check falling due while configurations are computed waits for them: pushes first (docs/xds.md, Authentication).
+    void refreshes.whenIdle().then(() => {
+      this.queue = this.queue.then(() => this.verifyAgain()).catch((error: unknown) => this.refuse(error));
+    });
+  }
+
+  /** The token against the proxy's stored resource, as it is now. */
+  private async verifyAgain(): Promise<void> {
+    const session = this.session;
+    if (!session || this.closed) return;
+    const { options } = this.server;
+    const stored = await options.store.get({ type: session.resourceType, mesh: session.node.mesh, name: session.node.name });
     if (stored) await this.authenticate(session.node, JSON.parse(stored.spec) as DataplaneSpec);
     this.verifiedAt = options.now().getTime();
   }
@@ -258,6 +292,7 @@ class AdsStream implements ConnectedProxy {
   async close(shuttingDown = false): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.server.options.metrics?.streams(-1);
     this.types.close();
     clearInterval(this.flushTimer);
     clearInterval(this.generationTimer);

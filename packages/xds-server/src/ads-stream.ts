@@ -6,7 +6,7 @@
 // a rejected version is not sent again (the proxy keeps what it had until the next change).
 import type { EncodedResource } from './wire.js';
 import { encodeDiscoveryResponse } from './wire.js';
-import { SEND_ORDER, sentOnlyWhenNamed, type Snapshot, TYPE_URLS } from './snapshot.js';
+import { SEND_ORDER, sentOnlyWhenNamed, type Snapshot, type TypeSnapshot, TYPE_URLS } from './snapshot.js';
 
 /** A decoded envoy.service.discovery.v3.DiscoveryRequest (proto field names). */
 export interface DiscoveryRequest {
@@ -21,6 +21,8 @@ export interface DiscoveryRequest {
 interface TypeState {
   /** Names the proxy asked for; empty asks for all (listeners and clusters only). */
   names: readonly string[];
+  /** The names joined, naming the selection they make of a snapshot. */
+  namesKey: string;
   waiting: boolean;
   lastNonce: string | undefined;
   lastVersion: string | undefined;
@@ -35,7 +37,8 @@ interface TypeState {
 /** What a stream reports as it goes, for the insight. */
 export interface StreamEvents {
   responseSent(typeUrl: string): void;
-  responseAnswered(typeUrl: string, rejected: boolean, version: string, error: string | undefined): void;
+  /** The proxy answered the last response of a type, `deliveryMs` after it went out. */
+  responseAnswered(typeUrl: string, rejected: boolean, version: string, error: string | undefined, deliveryMs: number | undefined): void;
 }
 
 export interface SentResources {
@@ -45,6 +48,9 @@ export interface SentResources {
   /** The snapshot the response was taken from. */
   readonly from: Snapshot;
 }
+
+/** Types a stream keeps state for: the five served, and room for the ones a proxy asks for in vain. */
+const MAX_TYPES = 16;
 
 export class AdsTypeStates {
   private readonly types = new Map<string, TypeState>();
@@ -67,8 +73,11 @@ export class AdsTypeStates {
     const typeUrl = request.type_url ?? '';
     let state = this.types.get(typeUrl);
     if (!state) {
+      // A proxy asks for a handful of types; one naming ever more keeps no more state for them.
+      if (this.types.size >= MAX_TYPES) return false;
       state = {
         names: [],
+        namesKey: '',
         waiting: false,
         lastNonce: undefined,
         lastVersion: undefined,
@@ -84,10 +93,12 @@ export class AdsTypeStates {
     if (nonce !== '') {
       const error = request.error_detail?.message ?? (request.error_detail ? `code ${request.error_detail.code ?? 0}` : undefined);
       const rejected = request.error_detail !== undefined && request.error_detail !== null;
-      this.events.responseAnswered(typeUrl, rejected, request.version_info ?? '', error);
+      const deliveryMs = state.lastSentAt ? this.now().getTime() - state.lastSentAt.getTime() : undefined;
+      this.events.responseAnswered(typeUrl, rejected, request.version_info ?? '', error, deliveryMs);
       if (rejected) state.holdUntil = this.now().getTime() + this.nackBackoffMs;
     }
     state.names = [...new Set(request.resource_names ?? [])].sort();
+    state.namesKey = state.names.join('\u0000');
     state.waiting = true;
     return true;
   }
@@ -100,10 +111,15 @@ export class AdsTypeStates {
   respond(snapshot: Snapshot | undefined): void {
     if (!snapshot) return;
     this.latest = snapshot;
-    const typeUrls = [...SEND_ORDER, ...[...this.types.keys()].filter((typeUrl) => !SEND_ORDER.includes(typeUrl))];
-    for (const typeUrl of typeUrls) {
-      this.respondType(typeUrl, snapshot);
-      if (SEND_ORDER.includes(typeUrl) && this.hasUnsentNews(typeUrl, snapshot)) return;
+    for (const typeUrl of SEND_ORDER) {
+      const state = this.types.get(typeUrl);
+      if (!state) continue;
+      const selection = selectionOf(typeUrl, snapshot, state);
+      this.respondType(typeUrl, state, snapshot, selection);
+      if (hasUnsentNews(state, selection)) return;
+    }
+    for (const [typeUrl, state] of this.types) {
+      if (!SEND_ORDER.includes(typeUrl)) this.respondType(typeUrl, state, snapshot, selectionOf(typeUrl, snapshot, state));
     }
   }
 
@@ -123,29 +139,14 @@ export class AdsTypeStates {
     clearTimeout(this.timer);
   }
 
-  /** Whether the snapshot holds a version of the type the proxy asked for and has not been sent. */
-  private hasUnsentNews(typeUrl: string, snapshot: Snapshot): boolean {
-    const state = this.types.get(typeUrl);
-    if (!state || state.lastNonce === undefined) return false;
-    const typeSnapshot = snapshot.types.get(typeUrl);
-    const names = selectResources(typeUrl, typeSnapshot?.resources, state.names)
-      .map((resource) => resource.name)
-      .join('\u0000');
-    return (typeSnapshot?.version ?? '') !== state.lastVersion || names !== state.lastNames;
-  }
-
-  private respondType(typeUrl: string, snapshot: Snapshot): void {
-    const state = this.types.get(typeUrl);
-    if (!state?.waiting) return;
+  private respondType(typeUrl: string, state: TypeState, snapshot: Snapshot, selection: Selection): void {
+    if (!state.waiting) return;
     const now = this.now().getTime();
     if (state.holdUntil > now) {
       this.retryAt(state.holdUntil);
       return;
     }
-    const typeSnapshot = snapshot.types.get(typeUrl);
-    const version = typeSnapshot?.version ?? '';
-    const resources = selectResources(typeUrl, typeSnapshot?.resources, state.names);
-    const names = resources.map((resource) => resource.name).join('\u0000');
+    const { version, resources, names } = selection;
     if (state.lastNonce !== undefined && version === state.lastVersion && names === state.lastNames) return;
     const nonce = String(++this.nonce);
     this.write(encodeDiscoveryResponse({ versionInfo: version, resources, typeUrl, nonce }));
@@ -167,6 +168,36 @@ export class AdsTypeStates {
     this.timer.unref();
   }
 }
+
+/** What a type's response would carry now: the version, the resources selected and their names joined. */
+interface Selection {
+  readonly version: string;
+  readonly resources: readonly EncodedResource[];
+  readonly names: string;
+}
+
+const NOTHING: Selection = { version: '', resources: [], names: '' };
+
+/** Selections made of each type's snapshot, by the names asked: a push reads one again at every ACK of the proxy. */
+const selections = new WeakMap<TypeSnapshot, Map<string, Selection>>();
+
+function selectionOf(typeUrl: string, snapshot: Snapshot, state: TypeState): Selection {
+  const typeSnapshot = snapshot.types.get(typeUrl);
+  if (!typeSnapshot) return NOTHING;
+  let byNames = selections.get(typeSnapshot);
+  if (!byNames) selections.set(typeSnapshot, (byNames = new Map()));
+  let selection = byNames.get(state.namesKey);
+  if (!selection) {
+    const resources = selectResources(typeUrl, typeSnapshot.resources, state.names);
+    selection = { version: typeSnapshot.version, resources, names: resources.map((resource) => resource.name).join('\u0000') };
+    byNames.set(state.namesKey, selection);
+  }
+  return selection;
+}
+
+/** Whether the type has been sent before and the selection holds a version or names not sent yet. */
+const hasUnsentNews = (state: TypeState, selection: Selection): boolean =>
+  state.lastNonce !== undefined && (selection.version !== state.lastVersion || selection.names !== state.lastNames);
 
 /** Listeners and clusters: all unless names are given; endpoints and secrets: only those named. */
 function selectResources(typeUrl: string, resources: ReadonlyMap<string, EncodedResource> | undefined, names: readonly string[]): EncodedResource[] {

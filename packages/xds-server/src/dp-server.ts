@@ -18,6 +18,7 @@ import { InsightWriter, SubscriptionFinalizer } from './insights.js';
 import { openDataplanePort, type DataplanePort } from './port.js';
 import { METADATA, RESOURCE_TYPE_OF } from './proxy-node.js';
 import { TYPE_URLS } from './snapshot.js';
+import type { XdsMetrics } from './telemetry.js';
 
 const ADS_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 const DISCOVERY_REQUEST = 'envoy.service.discovery.v3.DiscoveryRequest';
@@ -51,6 +52,8 @@ export interface DataplaneServerOptions {
   nackBackoffMs: number;
   deregistrationDelayMs: number;
   leadership: Leadership;
+  /** Where the server reports streams, responses, ACKs and configuration computations. */
+  metrics?: XdsMetrics;
   now?: () => Date;
 }
 
@@ -91,6 +94,7 @@ export class DataplaneServer {
       nackBackoffMs: options.nackBackoffMs,
       deregistrationDelayMs: options.deregistrationDelayMs,
       reauthenticateAfterMs: REAUTHENTICATE_AFTER_MS,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     });
     const grpc = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
     grpc.register(

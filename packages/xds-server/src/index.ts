@@ -4,3 +4,4 @@ export { DataplaneServer, type DataplaneServerOptions, type Leadership } from '.
 export type { AuthnType } from './auth.js';
 export type { BootstrapSettings } from './bootstrap.js';
 export type { Logger } from './ads-server.js';
+export type { GenerationResult, XdsMetrics } from './telemetry.js';

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, getKind, INSIGHT_LINKS } from '@mesh/model';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { ResourceStore } from '@mesh/store';
+import { RESOURCE_TYPE_OF } from './proxy-node.js';
 import { STAT_OF_TYPE } from './snapshot.js';
 
 interface Counters {
@@ -39,7 +40,8 @@ export class Subscription {
   readonly id = randomUUID();
   readonly connectTime: string;
   disconnectTime: string | undefined;
-  private lastUpdateTime: string;
+  /** A Date, formatted when written: every response and ACK moves it. */
+  private lastUpdate: Date;
   private readonly total = newCounters();
   private readonly byType = { cds: newCounters(), eds: newCounters(), lds: newCounters(), rds: newCounters() };
   version: Record<string, unknown> = {};
@@ -51,12 +53,12 @@ export class Subscription {
     readonly controlPlaneInstanceId: string,
     private readonly now: () => Date,
   ) {
-    this.connectTime = now().toISOString();
-    this.lastUpdateTime = this.connectTime;
+    this.lastUpdate = now();
+    this.connectTime = this.lastUpdate.toISOString();
   }
 
   private touch(): void {
-    this.lastUpdateTime = this.now().toISOString();
+    this.lastUpdate = this.now();
     this.dirty = true;
   }
 
@@ -88,7 +90,7 @@ export class Subscription {
   }
 
   toJson(): Record<string, unknown> {
-    const status: Record<string, unknown> = { lastUpdateTime: this.lastUpdateTime, total: countersJson(this.total) };
+    const status: Record<string, unknown> = { lastUpdateTime: this.lastUpdate.toISOString(), total: countersJson(this.total) };
     for (const [stat, counters] of Object.entries(this.byType)) status[stat] = countersJson(counters);
     return {
       id: this.id,
@@ -217,7 +219,7 @@ export class InsightWriter {
 }
 
 /** The proxy kinds whose insights record xDS streams. */
-const PROXY_KINDS = ['Dataplane', 'ZoneIngress', 'ZoneEgress'].map((name) => insightKindOf(getKind(name).name));
+const PROXY_KINDS = Object.values(RESOURCE_TYPE_OF).map(insightKindOf);
 
 /**
  * Closes open subscriptions nobody keeps alive (docs/xds.md, Insights): each `sweep` closes those

@@ -26,43 +26,25 @@ export interface DataplanePort {
   close(): Promise<void>;
 }
 
+/** A connection that has not shown what it speaks within this long is closed. */
+const SNIFF_TIMEOUT_MS = 10_000;
+
 /** Reads until the connection shows whether it is HTTP/2, then hands it over with the bytes read so far. */
 function sniff(socket: Socket, route: (http2: boolean, seen: Buffer) => void): void {
   let seen = Buffer.alloc(0);
+  const stalled = setTimeout(() => socket.destroy(), SNIFF_TIMEOUT_MS);
+  socket.once('close', () => clearTimeout(stalled));
   const onData = (chunk: Buffer) => {
     seen = Buffer.concat([seen, chunk]);
     const length = Math.min(seen.length, HTTP2_PREFACE.length);
     const http2 = seen.subarray(0, length).equals(HTTP2_PREFACE.subarray(0, length));
     if (http2 && seen.length < HTTP2_PREFACE.length) return;
+    clearTimeout(stalled);
     socket.off('data', onData);
     socket.pause();
     route(http2, seen);
   };
   socket.on('data', onData);
-}
-
-/**
- * The socket as a stream that starts with bytes already read from it. HTTP/2 sessions read a
- * plain socket's handle directly, past anything put back into it; a stream of our own they read.
- */
-function replaying(socket: Socket, seen: Buffer): Duplex {
-  const stream = new Duplex({
-    read: () => socket.resume(),
-    write: (chunk: Buffer, _encoding, callback) => socket.write(chunk, callback),
-    final: (callback) => socket.end(callback),
-    destroy: (error, callback) => {
-      socket.destroy(error ?? undefined);
-      callback(error);
-    },
-  });
-  stream.push(seen);
-  socket.on('data', (chunk: Buffer) => {
-    if (!stream.push(chunk)) socket.pause();
-  });
-  socket.on('end', () => stream.push(null));
-  socket.on('close', () => stream.destroy());
-  socket.on('error', (error) => stream.destroy(error));
-  return stream;
 }
 
 export async function openDataplanePort(options: PortOptions): Promise<DataplanePort> {
@@ -88,10 +70,12 @@ export async function openDataplanePort(options: PortOptions): Promise<Dataplane
     server = createNetServer((socket) => {
       track(socket);
       sniff(socket, (http2, seen) => {
+        socket.unshift(seen);
+        // HTTP/2 sessions take the bytes left in a socket's buffer before reading its handle;
+        // handing them the socket itself spares every frame a pass through a JavaScript stream.
         if (http2) {
-          options.http2(replaying(socket, seen));
+          options.http2(socket);
         } else {
-          socket.unshift(seen);
           http1.emit('connection', socket);
           socket.resume();
         }

@@ -9,10 +9,17 @@ const SLICE_MS = 10;
 export class RefreshQueue {
   private readonly tasks = new Set<() => Promise<void>>();
   private running = false;
+  private readonly idleWaiters: Array<() => void> = [];
 
   /** Nothing waiting or running: work that can wait (insight writes) goes now. */
   get idle(): boolean {
     return !this.running;
+  }
+
+  /** Resolves once nothing is waiting or running: at once when idle. */
+  whenIdle(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Runs `task` after those queued before it; a task already waiting is not queued twice. */
@@ -36,6 +43,7 @@ export class RefreshQueue {
       }
     } finally {
       this.running = false;
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 }

@@ -12,6 +12,7 @@ import type { MtlsFigures } from './insights.js';
 import { adminPortOf, METADATA, type ProxyNode, RESOURCE_TYPE_OF, stringMetadata } from './proxy-node.js';
 import type { RefreshQueue } from './refresh-queue.js';
 import { type Snapshot, snapshotOf } from './snapshot.js';
+import type { XdsMetrics } from './telemetry.js';
 
 export interface SessionOptions {
   proxyConfigs: ProxyConfigService;
@@ -20,6 +21,7 @@ export interface SessionOptions {
   store: ResourceStore;
   now: () => Date;
   onError: (error: unknown, what: string) => void;
+  metrics?: XdsMetrics;
 }
 
 /** A configuration that could not be computed is tried again after this long. */
@@ -140,14 +142,18 @@ export class ProxySession {
         this.refreshAgain = false;
         await this.options.proxyConfigs.settled();
         if (this.stopped) return;
+        const started = performance.now();
         const config = await this.currentConfig();
         if (this.stopped) return;
-        if (config && config !== this.snapshot?.config) {
+        const result = config === undefined || config === this.snapshot?.config ? 'skip' : this.snapshot === undefined ? 'generated' : 'changed';
+        if (config && result !== 'skip') {
           this.snapshot = snapshotOf(config);
           this.onSnapshot();
         }
+        this.options.metrics?.generation(this.node.proxyType, result, performance.now() - started);
       } while (this.refreshAgain);
     } catch (error) {
+      this.options.metrics?.generationError();
       // A mesh's CA secrets are written just after the Mesh: read again shortly, whatever failed.
       this.options.onError(error, `the configuration of ${this.node.id}`);
       if (!this.stopped) setTimeout(() => this.refresh(), RETRY_AFTER_MS).unref();

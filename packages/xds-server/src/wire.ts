@@ -1,7 +1,7 @@
 // Discovery responses assembled from resources encoded once: a response is a few header fields
 // around the resources' `Any` bytes, so a resource shared by many proxies (a cluster's endpoints)
 // is encoded once and copied into each response.
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { encodeMessage } from './envoy-protos.js';
 
 /** One resource as it travels: its name, its `Any` message bytes, and a digest of them. */
@@ -62,22 +62,58 @@ export function encodeResource(name: string, resource: Record<string, unknown>):
   return encoded;
 }
 
+/** The version of no resources (most proxies have no secrets and no routes): the digest of nothing. */
+const NO_RESOURCES_VERSION = hash('sha256', '', 'base64url').slice(0, 22);
+
 /**
  * The version of a set of resources: a digest of their names and contents, so equal
  * configurations have equal versions on every instance of the control plane.
  */
 export function versionOf(resources: readonly EncodedResource[]): string {
-  const digest = createHash('sha256');
-  for (const resource of resources) digest.update(resource.name).update('\u0000').update(resource.digest).update('\u0000');
-  return digest.digest('base64url').slice(0, 22);
+  if (resources.length === 0) return NO_RESOURCES_VERSION;
+  // One digest of the joined text: the same bytes as digesting them piece by piece, at a fraction of the calls.
+  let text = '';
+  for (const resource of resources) text += `${resource.name}\u0000${resource.digest}\u0000`;
+  return hash('sha256', text, 'base64url').slice(0, 22);
 }
 
-/** envoy.service.discovery.v3.DiscoveryResponse: version_info (1), resources (2), type_url (4), nonce (5). */
+/** Bytes of a varint. */
+const varintLength = (value: number): number => {
+  let length = 1;
+  for (let rest = value; rest > 0x7f; rest = Math.floor(rest / 128)) length++;
+  return length;
+};
+
+/** Writes a varint at `offset`; returns the offset after it. */
+function writeVarint(into: Buffer, offset: number, value: number): number {
+  let at = offset;
+  let rest = value;
+  while (rest > 0x7f) {
+    into[at++] = (rest & 0x7f) | 0x80;
+    rest = Math.floor(rest / 128);
+  }
+  into[at++] = rest;
+  return at;
+}
+
+/**
+ * envoy.service.discovery.v3.DiscoveryResponse: version_info (1), resources (2), type_url (4),
+ * nonce (5). Written into one buffer of the exact size: a push writes one per proxy and type.
+ */
 export function encodeDiscoveryResponse(response: { versionInfo: string; resources: readonly EncodedResource[]; typeUrl: string; nonce: string }): Buffer {
-  const parts: Buffer[] = [];
-  if (response.versionInfo) parts.push(...lengthDelimited(1, text(response.versionInfo)));
-  for (const resource of response.resources) parts.push(...lengthDelimited(2, resource.any));
-  parts.push(...lengthDelimited(4, text(response.typeUrl)));
-  parts.push(...lengthDelimited(5, text(response.nonce)));
-  return Buffer.concat(parts);
+  const fields: Array<[number, Buffer]> = [];
+  if (response.versionInfo) fields.push([1, text(response.versionInfo)]);
+  for (const resource of response.resources) fields.push([2, resource.any]);
+  fields.push([4, text(response.typeUrl)], [5, text(response.nonce)]);
+  let size = 0;
+  // Field numbers under 16: a tag is one byte.
+  for (const [, payload] of fields) size += 1 + varintLength(payload.length) + payload.length;
+  const message = Buffer.allocUnsafe(size);
+  let offset = 0;
+  for (const [field, payload] of fields) {
+    message[offset++] = (field << 3) | 2;
+    offset = writeVarint(message, offset, payload.length);
+    offset += payload.copy(message, offset);
+  }
+  return message;
 }

@@ -70,6 +70,7 @@ if (flavour === 'node') {
   app.get('/meshes/:mesh/service-insights', fromCapture);
   app.get('/meshes/:mesh/dataplanes\\+insights', fromCapture); // `+` is reserved in Express 5 paths
   app.get('/global-insight', fromCapture);
+  app.get('/meshes/:mesh/dataplanes/:name/policies', fromCapture);
   app.put('/meshes/:mesh/dataplanes/:name', (req, res) => put(req.params.name, res));
   server = createServer(app);
 } else {

@@ -2,9 +2,8 @@
 // proxies; TrafficRoute splits move traffic between backend versions; mesh mTLS with a
 // TrafficPermission removed denies it; a deleted backend leaves web's Envoy; insights follow.
 import type { Server } from 'node:http';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND_DATAPLANE, type DataplaneProcess, eventually, requireEnvoy, startApp, startDataplane } from './testing/envoy.js';
+import { BACKEND_DATAPLANE, callThroughTimes, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 const envoy = requireEnvoy('envoy.e2e');
@@ -40,35 +39,10 @@ const api = async (method: string, path: string, body?: unknown) => {
   return { status: res.status, text, json: text.startsWith('{') ? JSON.parse(text) : undefined };
 };
 
-/** One request to web's outbound listener for backend: the answering app's name, or the failure. */
-async function callBackend(): Promise<string> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${outboundPort}/`, { signal: AbortSignal.timeout(5000) });
-    const text = await res.text();
-    return res.status === 200 ? text : `status ${res.status}`;
-  } catch (error) {
-    return `failed: ${(error as Error).message}`;
-  }
-}
-
-/** Several requests in a row, to see where traffic goes now. */
-async function callBackendTimes(times: number): Promise<string[]> {
-  const answers: string[] = [];
-  for (let i = 0; i < times; i++) answers.push(await callBackend());
-  return answers;
-}
+const callBackendTimes = (times: number) => callThroughTimes(outboundPort, times);
 
 async function startProxy(template: string, vars: Record<string, string>): Promise<DataplaneProcess> {
-  const token = await api('POST', '/tokens/dataplane', { name: vars.name, mesh: 'default', validFor: '1h' });
-  expect(token.status).toBe(200);
-  const proxy = await startDataplane({
-    envoy: envoy!,
-    cpAddress: `https://127.0.0.1:${cp.env.MESH_DP_SERVER_PORT}`,
-    caCertFile: join(cp.workDir, 'mesh-cp.crt'),
-    token: token.text,
-    template,
-    vars,
-  });
+  const proxy = await startMeshDataplane(cp, envoy!, template, vars);
   proxies.set(vars.name!, proxy);
   return proxy;
 }

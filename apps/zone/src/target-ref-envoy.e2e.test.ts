@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND_DATAPLANE, type DataplaneProcess, eventually, requireEnvoy, startApp, startDataplane } from './testing/envoy.js';
+import { BACKEND_DATAPLANE, callThroughTimes, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 const envoy = requireEnvoy('target-ref-envoy.e2e');
@@ -55,35 +55,11 @@ async function putPolicy(path: string, name: string, spec: object): Promise<void
   expect([200, 201], res.text).toContain(res.status);
 }
 
-/** One request from a client to backend through its outbound: the answering app's name, or the failure. */
-async function call(client: string, headers: Record<string, string> = {}): Promise<string> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${outboundPorts.get(client)}/`, { headers, signal: AbortSignal.timeout(5000) });
-    const text = await res.text();
-    return res.status === 200 ? text : `status ${res.status}`;
-  } catch (error) {
-    return `failed: ${(error as Error).message}`;
-  }
-}
-
-async function calls(client: string, times: number, headers: Record<string, string> = {}): Promise<string[]> {
-  const answers: string[] = [];
-  for (let i = 0; i < times; i++) answers.push(await call(client, headers));
-  return answers;
-}
+/** Requests from a client to backend through its outbound: the answering apps' names, or the failures. */
+const calls = (client: string, times: number, headers: Record<string, string> = {}) => callThroughTimes(outboundPorts.get(client)!, times, headers);
 
 async function startProxy(template: string, vars: Record<string, string>): Promise<void> {
-  const token = await api('POST', '/tokens/dataplane', { name: vars.name, mesh: 'default', validFor: '1h' });
-  expect(token.status).toBe(200);
-  const proxy = await startDataplane({
-    envoy: envoy!,
-    cpAddress: `https://127.0.0.1:${cp.env.MESH_DP_SERVER_PORT}`,
-    caCertFile: join(cp.workDir, 'mesh-cp.crt'),
-    token: token.text,
-    template,
-    vars,
-  });
-  proxies.set(vars.name!, proxy);
+  proxies.set(vars.name!, await startMeshDataplane(cp, envoy!, template, vars));
 }
 
 async function startBackend(version: string): Promise<void> {

@@ -102,4 +102,9 @@ export function envoyRoot(): protobuf.Root {
   return root;
 }
 
+/** The wrapper messages (`google.protobuf.BoolValue` ...), written in JSON as the bare value they wrap. */
+export const WRAPPER_TYPES: ReadonlySet<string> = new Set(
+  ['Bool', 'String', 'Bytes', 'Double', 'Float', 'Int32', 'UInt32', 'Int64', 'UInt64'].map((name) => `.google.protobuf.${name}Value`),
+);
+
 export { protobuf };

@@ -3,7 +3,7 @@
 // they are written here straight to the binary form, field by field, from the message
 // definitions (the well-known types in their JSON forms). Discovery requests are decoded with
 // protobufjs.
-import { envoyRoot, protobuf } from '@mesh/xds-renderer/envoy-protos';
+import { envoyRoot, protobuf, WRAPPER_TYPES } from '@mesh/xds-renderer/envoy-protos';
 
 export { envoyRoot };
 
@@ -163,6 +163,12 @@ function writeValue(writer: Writer, plan: FieldPlan, id: number, value: unknown,
 
 /** Writes the fields of a message given in proto3 JSON (the well-known types in their JSON forms). */
 function writeMessage(writer: Writer, type: ProtoType, value: unknown, path: string): void {
+  if (WRAPPER_TYPES.has(type.fullName)) {
+    const wrapped = type.fields.value?.type ?? 'string';
+    writer.uint32((1 << 3) | (WIRE_TYPE[wrapped] ?? 2));
+    writeScalar(writer, wrapped, value, path);
+    return;
+  }
   switch (type.fullName) {
     case '.google.protobuf.Duration': {
       const match = typeof value === 'string' ? DURATION.exec(value) : null;
@@ -195,20 +201,6 @@ function writeMessage(writer: Writer, type: ProtoType, value: unknown, path: str
     case '.google.protobuf.Value':
       writeStructValue(writer, value);
       return;
-    case '.google.protobuf.BoolValue':
-    case '.google.protobuf.StringValue':
-    case '.google.protobuf.BytesValue':
-    case '.google.protobuf.DoubleValue':
-    case '.google.protobuf.FloatValue':
-    case '.google.protobuf.Int32Value':
-    case '.google.protobuf.UInt32Value':
-    case '.google.protobuf.Int64Value':
-    case '.google.protobuf.UInt64Value': {
-      const wrapped = type.fields.value?.type ?? 'string';
-      writer.uint32((1 << 3) | (WIRE_TYPE[wrapped] ?? 2));
-      writeScalar(writer, wrapped, value, path);
-      return;
-    }
   }
   if (!isObject(value)) fail(path, `expected an object for ${type.fullName}`);
   const plan = planOf(type);

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './process.js';
+import { type ControlPlaneProcess, freePort } from './process.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 export const MESH_DP = join(repoRoot, 'apps', 'dp', 'dist', 'main.js');
@@ -170,4 +170,37 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** One request through a proxy's outbound listener on `port`: the answering app's name, or the failure. */
+export async function callThrough(port: number, headers: Record<string, string> = {}): Promise<string> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/`, { headers, signal: AbortSignal.timeout(5000) });
+    const text = await res.text();
+    return res.status === 200 ? text : `status ${res.status}`;
+  } catch (error) {
+    return `failed: ${(error as Error).message}`;
+  }
+}
+
+/** Several requests in a row through the same outbound, to see where traffic goes now. */
+export async function callThroughTimes(port: number, times: number, headers: Record<string, string> = {}): Promise<string[]> {
+  const answers: string[] = [];
+  for (let i = 0; i < times; i++) answers.push(await callThrough(port, headers));
+  return answers;
+}
+
+/** Starts `mesh-dp` against this control plane's data plane server (TLS), with a dataplane token it issues for mesh `default`. */
+export async function startMeshDataplane(cp: ControlPlaneProcess, envoy: string, template: string, vars: Record<string, string>): Promise<DataplaneProcess> {
+  const res = await fetch(`${cp.url}/tokens/dataplane`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: vars.name, mesh: 'default', validFor: '1h' }) });
+  const token = await res.text();
+  if (res.status !== 200) throw new Error(`dataplane token for ${vars.name}: ${res.status} ${token}`);
+  return startDataplane({
+    envoy,
+    cpAddress: `https://127.0.0.1:${cp.env.MESH_DP_SERVER_PORT}`,
+    caCertFile: join(cp.workDir, 'mesh-cp.crt'),
+    token,
+    template,
+    vars,
+  });
 }

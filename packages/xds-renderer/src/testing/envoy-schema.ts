@@ -3,7 +3,7 @@
 // JSON types, two members of a oneof, undefined enum names and broken protoc-gen-validate rules
 // (required fields and oneofs, lengths, bounds) are errors. The object is then converted to the
 // form protobufjs encodes (durations, wrappers, Structs and nested Anys included) and encoded.
-import { envoyRoot, protobuf } from '../envoy-protos.js';
+import { envoyRoot, protobuf, WRAPPER_TYPES } from '../envoy-protos.js';
 
 const lowerCamel = (name: string): string => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const jsonNameOf = (field: protobuf.Field): string => (field.options?.json_name as string | undefined) ?? lowerCamel(field.name);
@@ -189,6 +189,13 @@ class SchemaChecker {
 
   /** Messages, with the special JSON forms of the well-known types. */
   private messageValue(path: string, type: protobuf.Type, value: unknown, holder: protobuf.Field): unknown {
+    if (WRAPPER_TYPES.has(type.fullName)) {
+      const valueField = type.fields.value;
+      if (!valueField) return this.fail(path, 'malformed wrapper type');
+      // Rules of wrapped scalars are written on the field holding the wrapper.
+      const wrapped = this.scalar(path, holder, valueField.type, value);
+      return wrapped === undefined ? undefined : { value: wrapped };
+    }
     switch (type.fullName) {
       case '.google.protobuf.Duration': {
         const match = typeof value === 'string' ? DURATION.exec(value) : null;
@@ -213,21 +220,6 @@ class SchemaChecker {
         return structValue(value);
       case '.google.protobuf.Empty':
         return isObject(value) && Object.keys(value).length === 0 ? {} : this.fail(path, 'expected {}');
-      case '.google.protobuf.BoolValue':
-      case '.google.protobuf.StringValue':
-      case '.google.protobuf.BytesValue':
-      case '.google.protobuf.DoubleValue':
-      case '.google.protobuf.FloatValue':
-      case '.google.protobuf.Int32Value':
-      case '.google.protobuf.UInt32Value':
-      case '.google.protobuf.Int64Value':
-      case '.google.protobuf.UInt64Value': {
-        const valueField = type.fields.value;
-        if (!valueField) return this.fail(path, 'malformed wrapper type');
-        // Rules of wrapped scalars are written on the field holding the wrapper.
-        const wrapped = this.scalar(path, holder, valueField.type, value);
-        return wrapped === undefined ? undefined : { value: wrapped };
-      }
       default:
         return this.message(path, type, value);
     }

@@ -1,7 +1,8 @@
 // The targetRef policies through real proxies: the zone binary, `mesh-dp` and Envoy. A
 // MeshHTTPRoute splits web's traffic between backend v1 and v2 and routes by header; under mesh
 // mTLS a MeshTrafficPermission lets web in and keeps another client out; a policy of every
-// targetRef kind at once is applied by Envoy with no update rejected (docs/policies.md).
+// targetRef kind at once is applied by Envoy with no update rejected, and a ProxyTemplate adds a
+// listener and its route configuration beside them (docs/policies.md).
 import type { Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -214,4 +215,58 @@ describe.skipIf(!envoy)('targetRef policies on real Envoy proxies', () => {
     );
     for (const name of proxies.keys()) expect(await rejectedUpdates(name), name).toEqual([]);
   }, 150_000);
+
+  it('serves the raw listener and route configuration of a ProxyTemplate, and applies its modifications last', async () => {
+    const port = await freePort();
+    const listener = `'@type': type.googleapis.com/envoy.config.listener.v3.Listener
+name: template-status
+address: { socket_address: { address: 127.0.0.1, port_value: ${port} } }
+filter_chains:
+- filters:
+  - name: envoy.filters.network.http_connection_manager
+    typed_config:
+      '@type': type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+      stat_prefix: template_status
+      rds: { route_config_name: template-status, config_source: { ads: {}, resource_api_version: V3 } }
+      http_filters:
+      - name: envoy.filters.http.router
+        typed_config: { '@type': type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+`;
+    const routes = `'@type': type.googleapis.com/envoy.config.route.v3.RouteConfiguration
+name: template-status
+virtual_hosts:
+- name: status
+  domains: ['*']
+  routes:
+  - match: { prefix: / }
+    direct_response: { status: 200, body: { inline_string: from the template } }
+`;
+    const template = {
+      type: 'ProxyTemplate',
+      mesh: 'default',
+      name: 'web-template',
+      selectors: [{ match: { 'mesh.io/service': 'web' } }],
+      conf: {
+        imports: ['default-proxy'],
+        resources: [
+          { name: 'template-status', version: 'v1', resource: listener },
+          { name: 'template-status', version: 'v1', resource: routes },
+        ],
+        // The MeshProxyPatch of the previous test set 65536 on the outbound clusters: the template's modification comes after it.
+        modifications: [{ cluster: { match: { origin: 'outbound' }, operation: 'patch', value: 'perConnectionBufferLimitBytes: 32768' } }],
+      },
+    };
+    const res = await api('PUT', '/meshes/default/proxytemplates/web-template', template);
+    expect([200, 201], res.text).toContain(res.status);
+    const answer = await eventually(
+      () => fetch(`http://127.0.0.1:${port}/`).then((reply) => reply.text(), (error: Error) => error.message),
+      (text) => text === 'from the template',
+      'web to serve the template listener',
+      60_000,
+    );
+    expect(answer).toBe('from the template');
+    await eventually(() => adminGet('web-1', '/config_dump'), (text) => text.includes('"per_connection_buffer_limit_bytes": 32768'), 'the template modification after the MeshProxyPatch');
+    await eventually(() => calls('web', 4), (answers) => answers.every((answer) => answer === 'backend v2'), 'web to still reach backend');
+    for (const name of proxies.keys()) expect(await rejectedUpdates(name), name).toEqual([]);
+  }, 120_000);
 });

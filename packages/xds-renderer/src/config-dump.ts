@@ -12,7 +12,7 @@ export interface ConfigDump {
 
 /** Version info of each xDS type as last sent, when the resources changed, and what the proxy reported. */
 export interface ConfigDumpOptions {
-  readonly versions?: { readonly listeners?: string; readonly clusters?: string; readonly endpoints?: string; readonly secrets?: string };
+  readonly versions?: { readonly listeners?: string; readonly clusters?: string; readonly endpoints?: string; readonly routes?: string; readonly secrets?: string };
   /** RFC 3339; absent leaves `lastUpdated` out. */
   readonly lastUpdated?: string;
   /** The node metadata of the proxy's last xDS request; non-string values are kept as JSON text. */
@@ -78,8 +78,11 @@ function renderDump(node: JsonObject, config: ProxyConfig, options: ConfigDumpOp
           activeState: { ...versionOf(versions.listeners), listener: redactSensitive(listener), ...updated },
         })),
       },
-      // Route configurations are inline in the listeners.
-      { '@type': TYPE.routesDump },
+      // Generated route configurations are inline in the listeners; only a ProxyTemplate's raw ones stand alone.
+      {
+        '@type': TYPE.routesDump,
+        ...(config.routes.length > 0 ? { dynamicRouteConfigs: config.routes.map((routeConfig) => ({ ...versionOf(versions.routes), routeConfig, ...updated })) } : {}),
+      },
       {
         '@type': TYPE.secretsDump,
         dynamicActiveSecrets: config.secrets.map((secret) => ({ name: secret.name, ...versionOf(versions.secrets), secret: redactSensitive(secret), ...updated })),

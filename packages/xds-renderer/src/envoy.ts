@@ -32,6 +32,7 @@ export const TYPE = {
   cluster: `${TYPE_PREFIX}envoy.config.cluster.v3.Cluster`,
   clusterLoadAssignment: `${TYPE_PREFIX}envoy.config.endpoint.v3.ClusterLoadAssignment`,
   secret: `${TYPE_PREFIX}envoy.extensions.transport_sockets.tls.v3.Secret`,
+  routeConfiguration: `${TYPE_PREFIX}envoy.config.route.v3.RouteConfiguration`,
   httpConnectionManager: `${TYPE_PREFIX}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`,
   tcpProxy: `${TYPE_PREFIX}envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy`,
   networkRbac: `${TYPE_PREFIX}envoy.extensions.filters.network.rbac.v3.RBAC`,

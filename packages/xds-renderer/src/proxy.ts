@@ -1,6 +1,7 @@
 // A sidecar's whole configuration (§4.1 step 3): the generators of the `default-proxy` profile
-// over one prepared mesh context, then the targetRef policies in the reference's order
-// (docs/policies.md, What each policy does to the proxy).
+// over one prepared mesh context (unless a ProxyTemplate leaves it out), the template's raw
+// resources, then the targetRef policies in the reference's order and the template's
+// modifications (docs/policies.md, What each policy does to the proxy; ProxyTemplate).
 import { type DataplaneResource, type MatchedPolicies, matchPolicies, type TargetRefMatch, targetRefRulesOf } from '@mesh/policy-matcher';
 import { renderAuxiliary } from './auxiliary.js';
 import type { Cluster, ClusterLoadAssignment, Listener, Secret, TypedObject } from './envoy.js';
@@ -8,7 +9,8 @@ import { renderInbounds } from './inbound.js';
 import type { MeshContext } from './mesh-context.js';
 import { renderOutbounds } from './outbound.js';
 import { applyTargetRefPolicies } from './plugins/index.js';
-import { type ProxyMetadata, proxyStateOf } from './proxy-state.js';
+import { type ProxyMetadata, type ProxyState, proxyStateOf } from './proxy-state.js';
+import { addRawResources, applyTemplateModifications, importsDefaultProfile } from './proxy-template.js';
 import { ORIGIN, ResourceSet } from './resource-set.js';
 import { meshSecrets } from './tls.js';
 
@@ -33,15 +35,9 @@ export interface ProxyInput {
   readonly metadata?: ProxyMetadata;
 }
 
-/** Renders a sidecar's (or delegated gateway's) Envoy resources. */
-export function renderProxyConfig(input: ProxyInput): ProxyConfig {
-  const { context, dataplane, targetRef } = input;
-  const policies = input.policies ?? matchPolicies(dataplane, context.policies);
-  const metadata = input.metadata ?? {};
-  // The targetRef modules edit resources in place: shared ones only go to proxies they leave alone.
-  const targetRefApplies = targetRef !== undefined && targetRef.kinds.length > 0;
-  const state = proxyStateOf(context, dataplane, policies, metadata, !targetRefApplies);
-  const resources = new ResourceSet();
+/** The sidecar's generators: admin, metrics and tracing, inbounds, outbounds and the mesh's secrets. */
+function renderDefaultProfile(state: ProxyState, resources: ResourceSet, targetRef: TargetRefMatch | undefined): void {
+  const { context, metadata } = state;
   renderAuxiliary(state, resources);
   const inbound = renderInbounds(state);
   for (const listener of inbound.listeners) resources.addListener(ORIGIN.inbound, listener);
@@ -52,13 +48,28 @@ export function renderProxyConfig(input: ProxyInput): ProxyConfig {
   for (const listener of outbound.listeners) resources.addListener(ORIGIN.outbound, listener);
   for (const cluster of outbound.clusters) resources.addCluster(ORIGIN.outbound, cluster);
   for (const assignment of outbound.endpoints) resources.addEndpoints(ORIGIN.outbound, assignment);
+  if (context.mtls && metadata.identity) for (const secret of meshSecrets(context.name, metadata.identity)) resources.secrets.add(ORIGIN.secrets, secret.name, secret);
+}
+
+/** Renders a sidecar's (or delegated gateway's) Envoy resources. */
+export function renderProxyConfig(input: ProxyInput): ProxyConfig {
+  const { context, dataplane, targetRef } = input;
+  const policies = input.policies ?? matchPolicies(dataplane, context.policies);
+  const metadata = input.metadata ?? {};
+  const template = policies.proxyTemplate;
+  // The targetRef modules and template modifications edit resources in place: shared ones only go to proxies nothing edits.
+  const targetRefApplies = targetRef !== undefined && targetRef.kinds.length > 0;
+  const state = proxyStateOf(context, dataplane, policies, metadata, !targetRefApplies && template === undefined);
+  const resources = new ResourceSet();
+  if (importsDefaultProfile(template)) renderDefaultProfile(state, resources, targetRef);
+  addRawResources(resources, template);
   if (targetRefApplies) applyTargetRefPolicies({ state, resources, match: targetRef });
-  const secrets = context.mtls && metadata.identity ? meshSecrets(context.name, metadata.identity) : [];
+  applyTemplateModifications(resources, template);
   return {
     listeners: resources.listeners.sorted(),
     clusters: resources.clusters.sorted(),
     endpoints: resources.endpoints.sorted(),
-    routes: [],
-    secrets,
+    routes: resources.routes.sorted(),
+    secrets: resources.secrets.sorted(),
   };
 }

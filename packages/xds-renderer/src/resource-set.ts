@@ -1,7 +1,7 @@
 // A proxy's resources while they are generated, each with the generator it came from (its
 // origin): the targetRef policies find the listeners and clusters they configure by origin, and
 // MeshProxyPatch matches on it (docs/policies.md, What each policy does to the proxy).
-import type { Cluster, ClusterLoadAssignment, Listener } from './envoy.js';
+import type { Cluster, ClusterLoadAssignment, Listener, Secret, TypedObject } from './envoy.js';
 
 /** The generator a resource came from, named as the reference names it. */
 export const ORIGIN = {
@@ -14,6 +14,9 @@ export const ORIGIN = {
   meshAccessLog: 'meshaccesslog',
   meshTrace: 'mesh-trace',
   meshProxyPatch: 'mesh-proxy-patch',
+  secrets: 'secrets',
+  proxyTemplateRaw: 'proxy-template-raw',
+  proxyTemplateModifications: 'proxy-template-modifications',
 } as const;
 
 export interface Entry<T> {
@@ -57,6 +60,9 @@ export class ResourceSet {
   readonly clusters = new ResourcesOfType<Cluster>();
   /** Shared between the proxies of a mesh context until a policy replaces one: never edit one in place. */
   readonly endpoints = new ResourcesOfType<ClusterLoadAssignment>();
+  /** Only a ProxyTemplate's raw resources: generated route configurations travel inline in their listeners. */
+  readonly routes = new ResourcesOfType<TypedObject>();
+  readonly secrets = new ResourcesOfType<Secret>();
 
   addListener(origin: string, listener: Listener): void {
     this.listeners.add(origin, listener.name, listener);

@@ -164,6 +164,7 @@ export class DataplaneServer {
         ...optional('listeners', versionOf(TYPE_URLS.listener)),
         ...optional('clusters', versionOf(TYPE_URLS.cluster)),
         ...optional('endpoints', versionOf(TYPE_URLS.endpoints)),
+        ...optional('routes', versionOf(TYPE_URLS.route)),
         ...optional('secrets', versionOf(TYPE_URLS.secret)),
       },
       ...(times.length > 0 ? { lastUpdated: new Date(Math.max(...times)).toISOString() } : {}),

@@ -14,7 +14,7 @@ export function expectGolden(file: string, actual: unknown): void {
   expect(JSON.parse(json)).toEqual(JSON.parse(readFileSync(testdata(file), 'utf8')));
 }
 
-const allResources = (config: ProxyConfig): TypedObject[] => [...config.listeners, ...config.clusters, ...config.endpoints, ...config.secrets];
+const allResources = (config: ProxyConfig): TypedObject[] => [...config.listeners, ...config.clusters, ...config.endpoints, ...config.routes, ...config.secrets];
 
 /** Every resource of the configuration decodes with Envoy's message definitions. */
 export function expectEnvoyAccepts(config: ProxyConfig): void {
@@ -31,7 +31,7 @@ const nameOf = (resource: Named): string => String(resource.name ?? resource.clu
 /** What a configuration has that another has not (or has otherwise), by type, and the names it lost. */
 export function changedResources(before: ProxyConfig, after: ProxyConfig): Record<string, unknown> {
   const diff: Record<string, unknown> = {};
-  for (const type of ['listeners', 'clusters', 'endpoints'] as const) {
+  for (const type of ['listeners', 'clusters', 'endpoints', 'routes', 'secrets'] as const) {
     const earlier = new Map((before[type] as readonly Named[]).map((resource) => [nameOf(resource), JSON.stringify(resource)]));
     const later = after[type] as readonly Named[];
     const changed = later.filter((resource) => earlier.get(nameOf(resource)) !== JSON.stringify(resource));

@@ -1,0 +1,82 @@
+// ProxyTemplate (docs/policies.md, ProxyTemplate): the proxy's best matching template decides what
+// is generated. The profiles it imports (`default-proxy`: the sidecar's generators; a proxy
+// without a template gets that profile), then its raw resources as written, and its modifications
+// after every targetRef policy.
+import { parseEnvoyConfig, type ProxyTemplateSpec } from '@mesh/model';
+import type { PolicyOf } from '@mesh/policy-matcher';
+import { type Cluster, type ClusterLoadAssignment, type Listener, type Secret, TYPE, type TypedObject } from './envoy.js';
+import { applyModifications, type Modification, type Operation, withJsonNames } from './modifications.js';
+import { isObject } from './plugins/common.js';
+import { ORIGIN, type ResourceSet } from './resource-set.js';
+
+type Template = PolicyOf<'ProxyTemplate'> | undefined;
+type TemplateModification = NonNullable<NonNullable<ProxyTemplateSpec['conf']>['modifications']>[number];
+
+export const DEFAULT_PROXY_PROFILE = 'default-proxy';
+
+/** Whether the sidecar's own generators run: without a template, or when the template imports them. */
+export const importsDefaultProfile = (template: Template): boolean =>
+  template === undefined || (template.spec.conf?.imports ?? []).includes(DEFAULT_PROXY_PROFILE);
+
+/** The template's raw resources, each under its `name`; one that does not parse, or of a type no proxy takes, is left out. */
+export function addRawResources(resources: ResourceSet, template: Template): void {
+  for (const raw of template?.spec.conf?.resources ?? []) {
+    const parsed = parseEnvoyConfig(raw.resource ?? '');
+    if ('error' in parsed) continue;
+    const resource = withJsonNames(parsed.value);
+    if (!isObject(resource)) continue;
+    const name = raw.name ?? '';
+    switch (resource['@type']) {
+      case TYPE.listener:
+        resources.listeners.add(ORIGIN.proxyTemplateRaw, name, resource as Listener);
+        break;
+      case TYPE.cluster:
+        resources.clusters.add(ORIGIN.proxyTemplateRaw, name, resource as Cluster);
+        break;
+      case TYPE.clusterLoadAssignment:
+        resources.endpoints.add(ORIGIN.proxyTemplateRaw, name, resource as ClusterLoadAssignment);
+        break;
+      case TYPE.routeConfiguration:
+        resources.routes.add(ORIGIN.proxyTemplateRaw, name, resource as TypedObject);
+        break;
+      case TYPE.secret:
+        resources.secrets.add(ORIGIN.proxyTemplateRaw, name, resource as Secret);
+        break;
+    }
+  }
+}
+
+const OPERATIONS: Readonly<Record<string, Operation>> = {
+  add: 'Add',
+  remove: 'Remove',
+  patch: 'Patch',
+  addFirst: 'AddFirst',
+  addLast: 'AddLast',
+  addBefore: 'AddBefore',
+  addAfter: 'AddAfter',
+};
+
+/** A match with its empty fields left out: an empty name, origin or tag map matches anything. */
+function matchOf(match: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
+  if (match === undefined) return undefined;
+  const kept = Object.entries(match).filter(([, value]) => value !== undefined && value !== '' && !(isObject(value) && Object.keys(value).length === 0));
+  return Object.fromEntries(kept);
+}
+
+/** A template modification in the words of MeshProxyPatch, which has the same operations capitalised. */
+function asModification(modification: TemplateModification): Modification | undefined {
+  for (const [member, mod] of Object.entries(modification)) {
+    if (!isObject(mod)) continue;
+    const operation = OPERATIONS[String(mod.operation ?? '')];
+    if (operation === undefined) return undefined;
+    const match = matchOf(isObject(mod.match) ? mod.match : undefined);
+    return { [member]: { operation, value: mod.value, ...(match ? { match } : {}) } } as Modification;
+  }
+  return undefined;
+}
+
+/** The template's modifications, in order, on everything generated before them. */
+export function applyTemplateModifications(resources: ResourceSet, template: Template): void {
+  const modifications = (template?.spec.conf?.modifications ?? []).map(asModification).filter((mod): mod is Modification => mod !== undefined);
+  applyModifications(resources, modifications, ORIGIN.proxyTemplateModifications);
+}

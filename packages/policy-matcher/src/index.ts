@@ -100,5 +100,6 @@ export {
   type TargetRefRule,
   type TargetRefRules,
   targetRefRulesOf,
+  zoneEgressRulesOf,
 } from './target-ref-match.js';
 export { listRuleItems, type RuleItem, type RuleItemType, targetRefPolicyDataplaneItem, type VipDomains, withTargetRefPolicies } from './target-ref-inspection.js';

@@ -2,7 +2,7 @@
 // reference's own matcher cases (its dataplanes, policies and expected results).
 import { SERVICE_TAG } from '@mesh/model';
 import { describe, expect, it } from 'vitest';
-import { destinationConf, inboundRulesOf, matchTargetRefPolicies, proxyConf, targetRefRulesOf } from './target-ref-match.js';
+import { destinationConf, inboundRulesOf, matchTargetRefPolicies, proxyConf, targetRefRulesOf, zoneEgressRulesOf } from './target-ref-match.js';
 import { namesReferTo, RULE_MATCHES_HASH_TAG, ruleMatchesHash, type TargetRefPoliciesByKind } from './target-ref-policies.js';
 import type { Rule } from './target-ref-rules.js';
 import { targetRefProxyOf, targetRefSelects } from './target-ref-select.js';
@@ -273,5 +273,43 @@ describe('what a renderer reads', () => {
     const trace = targetRefRulesOf(matched, 'MeshTrace');
     expect(trace && proxyConf(trace)).toMatchObject({ sampling: { overall: 50 } });
     expect(matched.kinds.map((rules) => rules.kind)).toEqual(['MeshTimeout', 'MeshTrace']);
+  });
+});
+
+describe('the rules of a zone egress for a service', () => {
+  const externalDatabase = { [SERVICE]: 'external-database', 'mesh.io/protocol': 'http', 'mesh.io/zone': 'zone-1', version: 'v1' };
+
+  it('fromrules 01: the from entries of the policies selecting the service, merged over the clients', () => {
+    const policies = [
+      mtp('mtp-1', { kind: 'MeshServiceSubset', name: 'external-database', tags: { version: 'v1' } }, [
+        { targetRef: { kind: 'MeshService', name: 'backend' }, default: { action: 'Allow' } },
+        { targetRef: { kind: 'MeshService', name: 'orders' }, default: { action: 'AllowWithShadowDeny' } },
+      ]),
+      mtp('mtp-2', MESH, [{ targetRef: MESH, default: { action: 'Deny' } }]),
+      // Selects another service, or another version: no part in the rules.
+      mtp('mtp-3', { kind: 'MeshService', name: 'web' }),
+      mtp('mtp-4', { kind: 'MeshServiceSubset', name: 'external-database', tags: { version: 'v2' } }),
+    ];
+    expect(zoneEgressRulesOf('MeshTrafficPermission', externalDatabase, targetRefSnapshotOf({ MeshTrafficPermission: policies })).map(view)).toEqual([
+      { subset: [`${SERVICE}=orders`], conf: { action: 'AllowWithShadowDeny' }, origins: ['mtp-1', 'mtp-2'] },
+      { subset: [`${SERVICE}=backend`], conf: { action: 'Allow' }, origins: ['mtp-1', 'mtp-2'] },
+      { subset: [`${SERVICE}!=backend`, `${SERVICE}!=orders`], conf: { action: 'Deny' }, origins: ['mtp-2'] },
+    ]);
+  });
+
+  it('torules 01: the to entries selecting the service, their policy\'s top-level targetRef as the client', () => {
+    const mlbs = (name: string, targetRef: object, disabled: boolean) =>
+      targetRefPolicy('MeshLoadBalancingStrategy', name, { targetRef, to: [{ targetRef: { kind: 'MeshService', name: 'external-database' }, default: { localityAwareness: { disabled } } }] });
+    const policies = [mlbs('mlbs-1', { kind: 'MeshService', name: 'backend' }, true), mlbs('mlbs-2', { kind: 'MeshServiceSubset', name: 'backend', tags: { version: 'v2' } }, false)];
+    expect(zoneEgressRulesOf('MeshLoadBalancingStrategy', externalDatabase, targetRefSnapshotOf({ MeshLoadBalancingStrategy: policies })).map(view)).toEqual([
+      { subset: [`${SERVICE}=backend`, 'version=v2'], conf: { localityAwareness: { disabled: false } }, origins: ['mlbs-1', 'mlbs-2'] },
+      { subset: [`${SERVICE}=backend`, 'version!=v2'], conf: { localityAwareness: { disabled: true } }, origins: ['mlbs-1'] },
+    ]);
+    expect(zoneEgressRulesOf('MeshLoadBalancingStrategy', { [SERVICE]: 'other' }, targetRefSnapshotOf({ MeshLoadBalancingStrategy: policies }))).toEqual([]);
+  });
+
+  it('none for kinds with both from and to entries, or neither', () => {
+    const timeout = targetRefPolicy('MeshTimeout', 'timeout', { targetRef: MESH, to: [{ targetRef: MESH, default: { connectionTimeout: '1s' } }], from: [{ targetRef: MESH, default: { idleTimeout: '1h' } }] });
+    expect(zoneEgressRulesOf('MeshTimeout', externalDatabase, targetRefSnapshotOf({ MeshTimeout: [timeout] }))).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 // targetRef policies): proxy-wide rules, rules per inbound over client subsets, and rules over
 // destination subsets. A renderer reads, per kind, the conf of the proxy, of each inbound's
 // clients and of each outbound's destination.
-import { type HttpRouteRule, type TagMap, type TargetRef, type TargetRefPolicyKind, type TcpRouteRule, targetRefPolicyKinds } from '@mesh/model';
+import { type HttpRouteRule, SERVICE_TAG, type TagMap, type TargetRef, type TargetRefPolicyKind, type TcpRouteRule, targetRefPolicyKinds } from '@mesh/model';
 import type { MergeOptions } from './target-ref-merge.js';
 import {
   type AnyTargetRefPolicy,
@@ -18,6 +18,7 @@ import {
 } from './target-ref-policies.js';
 import { buildRules, computeRule, type Rule, type RuleEntry } from './target-ref-rules.js';
 import { type InboundListener, listenerKey, selectedListeners, type TargetRefProxy } from './target-ref-select.js';
+import { selectorMatches } from './selector.js';
 import { subsetOfTags, subsetOfTargetRef } from './target-ref-subset.js';
 
 type EntryOf<Spec> = Spec extends { to?: ReadonlyArray<infer Entry> | undefined } ? Entry : Spec extends { from?: ReadonlyArray<infer Entry> | undefined } ? Entry : never;
@@ -194,3 +195,40 @@ export const destinationConf = <K extends TargetRefPolicyKind>(rules: TargetRefR
 /** The rules of the clients of one inbound or gateway listener. */
 export const inboundRulesOf = <K extends TargetRefPolicyKind>(rules: TargetRefRules<K>, address: string, port: number): readonly TargetRefRule<TargetRefConfOf<K>>[] =>
   rules.from.find((inbound) => inbound.address === address && inbound.port === port)?.rules ?? [];
+
+/** Whether a targetRef names a service of these tags (a zone egress has no proxy tags to select by). */
+function selectsService(targetRef: TargetRef, tags: TagMap): boolean {
+  switch (targetRef.kind) {
+    case 'Mesh':
+      return true;
+    case 'MeshSubset':
+      return selectorMatches(targetRef.tags, tags);
+    case 'MeshService':
+      return targetRef.name === tags[SERVICE_TAG];
+    case 'MeshServiceSubset':
+      return targetRef.name === tags[SERVICE_TAG] && selectorMatches(targetRef.tags, tags);
+    default:
+      return false;
+  }
+}
+
+/**
+ * The rules a zone egress applies to traffic for a service of these tags, over the clients
+ * (docs/matching.md, Zone egress). A kind with `from` entries: those of the policies whose
+ * top-level targetRef selects the service. A kind with `to` entries: each entry selecting the
+ * service, as if the policy's top-level targetRef were a client of it. None for kinds with both
+ * or neither.
+ */
+export function zoneEgressRulesOf<K extends TargetRefPolicyKind>(kind: K, tags: TagMap, policies: TargetRefSnapshot | TargetRefIndex): readonly TargetRefRule<TargetRefConfOf<K>>[] {
+  const sections = SECTIONS.get(kind) ?? { from: false, to: false };
+  if (sections.from === sections.to) return [];
+  const ranked = targetRefIndexOf(policies).ranked(kind) as readonly TargetRefPolicyOf<TargetRefPolicyKind>[] as readonly AnyTargetRefPolicy[];
+  const entries = sections.from
+    ? ranked.filter((policy) => selectsService(policy.spec.targetRef, tags)).flatMap((policy) => entriesOf(policy, 'from').flatMap((from) => ruleEntry(kind, from, policy)))
+    : ranked.flatMap((policy) =>
+        entriesOf(policy, 'to')
+          .filter((to) => selectsService(to.targetRef, tags))
+          .flatMap((to) => ruleEntry(kind, { targetRef: policy.spec.targetRef, default: to.default }, policy)),
+      );
+  return buildRules(entries, ROUTE_ENTRIES[kind]?.merge ?? {}) as TargetRefRule<TargetRefConfOf<K>>[];
+}

@@ -470,7 +470,8 @@ export class MeshProxies {
     return this.index;
   }
 
-  private targetRefPolicyIndex(): TargetRefIndex {
+  /** The mesh's targetRef policies, indexed for matching (zone egresses read them too). */
+  targetRefPolicyIndex(): TargetRefIndex {
     if (!this.targetRefIndex) {
       // Name order, as the store lists them: routes a policy targets resolve in that order.
       const policies = Object.fromEntries([...this.targetRefPolicies].map(([kind, byName]) => [kind, inNameOrder(byName)])) as TargetRefPoliciesByKind;

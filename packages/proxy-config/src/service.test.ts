@@ -3,11 +3,13 @@ import {
   dataplanesMatchingGateway,
   dataplanesSelectedBy,
   type DataplaneResource,
+  indexTargetRefPolicies,
   matchGateway,
   matchPolicies,
   matchTargetRefPolicies,
   type PoliciesByKind,
   routesInUse,
+  type TargetRefIndex,
   type TargetRefPoliciesByKind,
   targetRefPolicyDataplaneItem,
   targetRefProxyOf,
@@ -216,6 +218,7 @@ async function expectSameAsFromScratch(w: World, step: string): Promise<void> {
   const zoneIngresses = (await all('ZoneIngress')).map(zoneIngressOf);
   const zoneEgresses = (await all('ZoneEgress')).map(zoneEgressOf);
   const contexts: MeshContext[] = [];
+  const targetRefIndexes = new Map<string, TargetRefIndex>();
   for (const meshResource of await all('Mesh')) {
     const mesh = meshResource.name;
     const policies: Record<string, unknown[]> = {};
@@ -231,6 +234,7 @@ async function expectSameAsFromScratch(w: World, step: string): Promise<void> {
     const targetRefPolicies: Record<string, unknown[]> = {};
     for (const kind of TARGET_REF_KINDS) targetRefPolicies[kind] = (await all(kind, mesh)).map(targetRefPolicyOf);
     const targetRefSnapshot = { mesh, policies: targetRefPolicies as TargetRefPoliciesByKind };
+    targetRefIndexes.set(mesh, indexTargetRefPolicies(targetRefSnapshot));
     const targetRefMatches = new Map(dataplanes.map((dataplane) => [dataplane.name, matchTargetRefPolicies(targetRefProxyOf(dataplane, snapshot), targetRefSnapshot)]));
     for (const dataplane of dataplanes) {
       const builtin = dataplane.spec.networking?.gateway?.type === 'BUILTIN';
@@ -267,10 +271,10 @@ async function expectSameAsFromScratch(w: World, step: string): Promise<void> {
     }
   }
   for (const ingress of zoneIngresses) {
-    expect(w.service.zoneIngressConfigDump(ingress.name), `${step}: ingress`).toEqual(renderZoneIngressConfigDump(ingress, renderZoneIngressConfig(ingress, contexts)));
+    expect(w.service.zoneIngressConfigDump(ingress.name), `${step}: ingress`).toEqual(renderZoneIngressConfigDump(ingress, renderZoneIngressConfig(ingress, contexts, {}, targetRefIndexes)));
   }
   for (const egress of zoneEgresses) {
-    expect(w.service.zoneEgressConfigDump(egress.name), `${step}: egress`).toEqual(renderZoneEgressConfigDump(egress, renderZoneEgressConfig(egress, contexts)));
+    expect(w.service.zoneEgressConfigDump(egress.name), `${step}: egress`).toEqual(renderZoneEgressConfigDump(egress, renderZoneEgressConfig(egress, contexts, {}, targetRefIndexes)));
   }
 }
 

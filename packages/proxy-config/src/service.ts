@@ -3,6 +3,7 @@
 // only drops the results it can alter, which are computed again when next read. Whoever follows
 // a proxy (the xDS server) is told after each batch when its configuration may have changed.
 import { dataplaneKind, externalServiceKind, isPolicyKind, isTargetRefPolicyKind, meshKind, secretKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
+import type { TargetRefIndex } from '@mesh/policy-matcher';
 import type { ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import {
   type ConfigDump,
@@ -139,7 +140,7 @@ export class ProxyConfigService {
     const ingress = this.zoneIngress(name);
     if (!ingress) return undefined;
     const key = zoneProxyKey(zoneIngressKind.name, name);
-    return this.zoneProxyConfig(key, () => renderZoneIngressConfig(ingress, this.meshContexts(), this.zoneProxyMetadata.get(key)));
+    return this.zoneProxyConfig(key, () => renderZoneIngressConfig(ingress, this.meshContexts(), this.zoneProxyMetadata.get(key), this.targetRefPolicyIndexes()));
   }
 
   /** The rendered configuration of a zone egress; undefined when there is none. */
@@ -147,7 +148,7 @@ export class ProxyConfigService {
     const egress = this.zoneEgress(name);
     if (!egress) return undefined;
     const key = zoneProxyKey(zoneEgressKind.name, name);
-    return this.zoneProxyConfig(key, () => renderZoneEgressConfig(egress, this.meshContexts(), this.zoneProxyMetadata.get(key)));
+    return this.zoneProxyConfig(key, () => renderZoneEgressConfig(egress, this.meshContexts(), this.zoneProxyMetadata.get(key), this.targetRefPolicyIndexes()));
   }
 
   /** An existing mesh's proxies. */
@@ -193,8 +194,16 @@ export class ProxyConfigService {
     return config;
   }
 
+  private existingMeshes(): MeshProxies[] {
+    return [...this.meshes.values()].filter((mesh) => mesh.exists);
+  }
+
   private meshContexts() {
-    return [...this.meshes.values()].filter((mesh) => mesh.exists).map((mesh) => mesh.meshContext());
+    return this.existingMeshes().map((mesh) => mesh.meshContext());
+  }
+
+  private targetRefPolicyIndexes(): Map<string, TargetRefIndex> {
+    return new Map(this.existingMeshes().map((mesh) => [mesh.name, mesh.targetRefPolicyIndex()]));
   }
 
   private async applyPending(): Promise<void> {

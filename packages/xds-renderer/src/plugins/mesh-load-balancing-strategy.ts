@@ -202,8 +202,16 @@ const addressOf = (lbEndpoint: JsonObject): { address: string; port: number } =>
 };
 
 /** The assignment again, each endpoint in the locality the rules give it (endpoints of zones no rule allows are left out). */
-function localityAwareAssignment(input: PluginInput, assignment: ClusterLoadAssignment, conf: Conf, proxyTags: ReadonlyMap<string, readonly string[]>): ClusterLoadAssignment {
-  const localZone = input.state.context.state.localZone ?? '';
+/** Where the endpoints are seen from: the local zone, and whether other zones are reached through the zone egress. */
+export interface LocalityScope {
+  readonly localZone: string;
+  readonly throughEgress: boolean;
+}
+
+const scopeOf = (input: PluginInput): LocalityScope => ({ localZone: input.state.context.state.localZone ?? '', throughEgress: input.state.context.zoneEgressEnabled });
+
+export function localityAwareAssignment(scope: LocalityScope, assignment: ClusterLoadAssignment, conf: Conf, proxyTags: ReadonlyMap<string, readonly string[]>): ClusterLoadAssignment {
+  const { localZone } = scope;
   const local = localGroups(conf, proxyTags);
   const crossZone = crossZoneGroups(conf, localZone);
   const byLocality = new Map<string, { locality: Locality; lbEndpoints: JsonObject[] }>();
@@ -214,7 +222,7 @@ function localityAwareAssignment(input: PluginInput, assignment: ClusterLoadAssi
       if (zone === localZone) {
         const affinity = local.find((rule) => lbTagsOf(lbEndpoint)[rule.key] === rule.value);
         if (affinity) locality = { zone: localZone, subZone: `${affinity.key}=${affinity.value}`, weight: affinity.weight, priority: 0 };
-      } else if (input.state.context.zoneEgressEnabled) {
+      } else if (scope.throughEgress) {
         locality = egressLocality(crossZone);
       } else {
         locality = crossZoneLocality(crossZone, zone);
@@ -270,18 +278,26 @@ function proxyTagValues(input: PluginInput): Map<string, string[]> {
   return values;
 }
 
+/** Whether a conf asks for locality awareness (local zone affinity or cross-zone failover). */
+export const isLocalityAware = (conf: Conf): boolean => conf.localityAwareness?.localZone !== undefined || conf.localityAwareness?.crossZone !== undefined;
+
+/** A cluster's inline endpoints as the locality awareness of the conf places them; false when it has none of its own. */
+export function configureInlineEndpoints(scope: LocalityScope, cluster: Cluster, clusterName: string, conf: Conf, proxyTags: ReadonlyMap<string, readonly string[]>): boolean {
+  if (!isObject(cluster.loadAssignment)) return false;
+  if (cluster.loadAssignment.clusterName === clusterName) {
+    const { '@type': _type, ...inline } = localityAwareAssignment(scope, { '@type': TYPE.clusterLoadAssignment, ...cluster.loadAssignment, clusterName }, conf, proxyTags);
+    cluster.loadAssignment = inline;
+  }
+  return true;
+}
+
 /** Locality awareness for one cluster: its inline endpoints, or those sent over EDS, replaced. */
 function configureEndpoints(input: PluginInput, cluster: Cluster, clusterName: string, conf: Conf, proxyTags: ReadonlyMap<string, readonly string[]>): void {
-  const awareness = conf.localityAwareness;
-  if (!awareness || (awareness.localZone === undefined && awareness.crossZone === undefined)) return;
-  if (isObject(cluster.loadAssignment)) {
-    if (cluster.loadAssignment.clusterName !== clusterName) return;
-    const { '@type': _type, ...inline } = localityAwareAssignment(input, { '@type': TYPE.clusterLoadAssignment, ...cluster.loadAssignment, clusterName }, conf, proxyTags);
-    cluster.loadAssignment = inline;
-    return;
-  }
+  if (!isLocalityAware(conf)) return;
+  const scope = scopeOf(input);
+  if (configureInlineEndpoints(scope, cluster, clusterName, conf, proxyTags)) return;
   const assignment = input.resources.endpoints.get(clusterName);
-  if (assignment) input.resources.addEndpoints(assignment.origin, localityAwareAssignment(input, assignment.resource, conf, proxyTags));
+  if (assignment) input.resources.addEndpoints(assignment.origin, localityAwareAssignment(scope, assignment.resource, conf, proxyTags));
 }
 
 export const applyMeshLoadBalancingStrategy: Plugin<'MeshLoadBalancingStrategy'> = (input, rules) => {

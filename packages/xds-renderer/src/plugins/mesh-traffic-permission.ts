@@ -26,7 +26,8 @@ function principalOf(subset: Subset, mesh: string): JsonObject {
 
 const policyOf = (principals: JsonObject[]): JsonObject => ({ permissions: [{ any: true }], principals });
 
-function rbacFilter(statPrefix: string, rules: Rules<'MeshTrafficPermission'>, mesh: string): JsonObject {
+/** The RBAC network filter of the rules: their clients let in (or shadow-denied), everyone else not. */
+export function meshTrafficPermissionFilter(statPrefix: string, rules: Rules<'MeshTrafficPermission'>, mesh: string): JsonObject {
   const byAction = new Map<Action | undefined, JsonObject[]>();
   for (const rule of rules) {
     const action = rule.conf.action;
@@ -54,7 +55,7 @@ export const applyMeshTrafficPermission: Plugin<'MeshTrafficPermission'> = (inpu
       const filters = listOf(chain, 'filters');
       const legacy = filters.findIndex((filter) => isObject(filter) && filter.name === FILTER.rbac);
       if (legacy >= 0) filters.splice(legacy, 1);
-      filters.unshift(rbacFilter(listener.name, inboundRules, state.dataplane.mesh));
+      filters.unshift(meshTrafficPermissionFilter(listener.name, inboundRules, state.dataplane.mesh));
     }
   }
 };

@@ -322,9 +322,10 @@ export class MeshProxies {
   setSecret(name: string, stored: StoredResource | undefined): void {
     if (!setHeld(this.secrets, name, stored, secretDataOf)) return;
     this.context = undefined;
-    // Secrets reach configuration only through the TLS settings of external services.
+    // Secrets reach configuration through the TLS settings of external services and the certificates of builtin gateways.
     const used = [...this.externalServices.values()].some(({ value }) => secretsUsedBy(value).includes(name));
     if (used) this.dropAllConfigs();
+    else for (const entry of this.builtinGateways) this.dropConfig(entry);
   }
 
   /** A zone ingress or egress changed: endpoints through them are only used with mTLS, or with zone egress routing. */
@@ -535,7 +536,8 @@ export class MeshProxies {
       const index = this.policyIndex();
       entry.match = matchPolicies(entry.dataplane, index);
       if (entry.builtinGateway) entry.gatewayMatch = matchGateway(entry.dataplane, index);
-      this.fileByServices(entry, proxyServicesOf(entry.match, index.snapshot));
+      // A builtin gateway reaches the services of its routes' destinations.
+      this.fileByServices(entry, proxyServicesOf(entry.gatewayMatch ?? entry.match, index.snapshot));
       this.counters.matched++;
     }
     return entry.match;
@@ -553,7 +555,8 @@ export class MeshProxies {
       const policies = this.matched(entry);
       const metadata = this.metadata.get(entry.dataplane.name);
       const targetRef = this.targetRefMatched(entry);
-      entry.config = renderProxyConfig({ context: this.meshContext(), dataplane: entry.dataplane, policies, targetRef, ...(metadata ? { metadata } : {}) });
+      const gateway = entry.builtinGateway ? entry.gatewayMatch : undefined;
+      entry.config = renderProxyConfig({ context: this.meshContext(), dataplane: entry.dataplane, policies, targetRef, ...(gateway ? { gateway } : {}), ...(metadata ? { metadata } : {}) });
       this.counters.rendered++;
     }
     return entry.config;

@@ -43,6 +43,9 @@ const ENTRY_FILES = [
   'envoy/extensions/retry/host/omit_host_metadata/v3/omit_host_metadata_config.proto',
   'envoy/extensions/retry/priority/previous_priorities/v3/previous_priorities_config.proto',
   'envoy/extensions/health_check/event_sinks/file/v3/file.proto',
+  // What builtin gateways add (docs/xds.md, Builtin gateways).
+  'envoy/extensions/filters/http/compressor/v3/compressor.proto',
+  'envoy/extensions/compression/gzip/compressor/v3/gzip.proto',
   'envoy/admin/v3/config_dump.proto',
 ];
 

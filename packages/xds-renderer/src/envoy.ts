@@ -38,6 +38,8 @@ export const TYPE = {
   networkRbac: `${TYPE_PREFIX}envoy.extensions.filters.network.rbac.v3.RBAC`,
   kafkaBroker: `${TYPE_PREFIX}envoy.extensions.filters.network.kafka_broker.v3.KafkaBroker`,
   router: `${TYPE_PREFIX}envoy.extensions.filters.http.router.v3.Router`,
+  compressor: `${TYPE_PREFIX}envoy.extensions.filters.http.compressor.v3.Compressor`,
+  gzipCompressor: `${TYPE_PREFIX}envoy.extensions.compression.gzip.compressor.v3.Gzip`,
   fault: `${TYPE_PREFIX}envoy.extensions.filters.http.fault.v3.HTTPFault`,
   localRateLimit: `${TYPE_PREFIX}envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit`,
   grpcStats: `${TYPE_PREFIX}envoy.extensions.filters.http.grpc_stats.v3.FilterConfig`,

@@ -39,15 +39,18 @@ export const passThroughNames = {
 
 /**
  * The cluster of a destination: the service alone, or the service and a hash of every tag when
- * the destination selects a subset; `_<mesh>` for a destination in another mesh.
+ * the destination selects a subset or `identifying` tags (a gateway host's) set it apart;
+ * `_<mesh>` for a destination in another mesh.
  */
-export function destinationClusterName(tags: TagMap): string {
+export function destinationClusterName(tags: TagMap, identifying: TagMap = {}): string {
   const service = tags[SERVICE_TAG] ?? '';
   const keys = sortedTagKeys(tags);
+  const identifyingKeys = sortedTagKeys(identifying);
   let name = service;
-  if (keys.length > 1) {
+  if (keys.length > 1 || identifyingKeys.length > 0) {
     const hash = createHash('sha256');
     for (const key of keys) hash.update(key).update(tags[key] ?? '');
+    for (const key of identifyingKeys) hash.update(key).update(identifying[key] ?? '');
     name = `${service}-${hash.digest('hex').slice(0, 16)}`;
   }
   const otherMesh = tags[MESH_TAG];

@@ -2,9 +2,10 @@
 // over one prepared mesh context (unless a ProxyTemplate leaves it out), the template's raw
 // resources, then the targetRef policies in the reference's order and the template's
 // modifications (docs/policies.md, What each policy does to the proxy; ProxyTemplate).
-import { type DataplaneResource, type MatchedPolicies, matchPolicies, type TargetRefMatch, targetRefRulesOf } from '@mesh/policy-matcher';
+import { type DataplaneResource, type GatewayMatch, type MatchedPolicies, matchGateway, matchPolicies, type TargetRefMatch, targetRefRulesOf } from '@mesh/policy-matcher';
 import { renderAuxiliary } from './auxiliary.js';
 import type { Cluster, ClusterLoadAssignment, Listener, Secret, TypedObject } from './envoy.js';
+import { renderGateway } from './gateway.js';
 import { renderInbounds } from './inbound.js';
 import type { MeshContext } from './mesh-context.js';
 import { renderOutbounds } from './outbound.js';
@@ -32,13 +33,19 @@ export interface ProxyInput {
   readonly policies?: MatchedPolicies;
   /** The targetRef policies selecting the dataplane and their rules (`matchTargetRefPolicies`); none when absent. */
   readonly targetRef?: TargetRefMatch;
+  /** A builtin gateway's listeners and routes (`matchGateway`); matched here against the context when absent. */
+  readonly gateway?: GatewayMatch;
   readonly metadata?: ProxyMetadata;
 }
 
-/** The sidecar's generators: admin, metrics and tracing, inbounds, outbounds and the mesh's secrets. */
-function renderDefaultProfile(state: ProxyState, resources: ResourceSet, targetRef: TargetRefMatch | undefined): void {
+/**
+ * The sidecar's generators: admin, metrics and tracing, inbounds, outbounds and the mesh's
+ * secrets; a builtin gateway's listeners, routes and clusters in place of inbounds and outbounds.
+ */
+function renderDefaultProfile(state: ProxyState, resources: ResourceSet, targetRef: TargetRefMatch | undefined, gateway: GatewayMatch | undefined): void {
   const { context, metadata } = state;
   renderAuxiliary(state, resources);
+  if (gateway) renderGateway(state, gateway, resources);
   const inbound = renderInbounds(state);
   for (const listener of inbound.listeners) resources.addListener(ORIGIN.inbound, listener);
   for (const cluster of inbound.clusters) resources.addCluster(ORIGIN.inbound, cluster);
@@ -61,7 +68,8 @@ export function renderProxyConfig(input: ProxyInput): ProxyConfig {
   const targetRefApplies = targetRef !== undefined && targetRef.kinds.length > 0;
   const state = proxyStateOf(context, dataplane, policies, metadata, !targetRefApplies && template === undefined);
   const resources = new ResourceSet();
-  if (importsDefaultProfile(template)) renderDefaultProfile(state, resources, targetRef);
+  const gateway = policies.isBuiltinGateway ? (input.gateway ?? matchGateway(dataplane, context.policies)) : undefined;
+  if (importsDefaultProfile(template)) renderDefaultProfile(state, resources, targetRef, gateway);
   addRawResources(resources, template);
   if (targetRefApplies) applyTargetRefPolicies({ state, resources, match: targetRef });
   applyTemplateModifications(resources, template);

@@ -11,6 +11,7 @@ export const ORIGIN = {
   tracing: 'tracing',
   inbound: 'inbound',
   outbound: 'outbound',
+  gateway: 'gateway',
   meshAccessLog: 'meshaccesslog',
   meshTrace: 'mesh-trace',
   meshProxyPatch: 'mesh-proxy-patch',
@@ -60,7 +61,7 @@ export class ResourceSet {
   readonly clusters = new ResourcesOfType<Cluster>();
   /** Shared between the proxies of a mesh context until a policy replaces one: never edit one in place. */
   readonly endpoints = new ResourcesOfType<ClusterLoadAssignment>();
-  /** Only a ProxyTemplate's raw resources: generated route configurations travel inline in their listeners. */
+  /** Sent over RDS: a builtin gateway's and a ProxyTemplate's raw ones; sidecars' travel inline in their listeners. */
   readonly routes = new ResourcesOfType<TypedObject>();
   readonly secrets = new ResourcesOfType<Secret>();
 

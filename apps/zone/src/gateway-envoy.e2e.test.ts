@@ -1,7 +1,8 @@
 // Builtin gateways through real proxies: the zone binary, `mesh-dp` and Envoy as a gateway in
 // front of two backend versions. A MeshGateway's HTTP listener routes by path, header and host to
 // the MeshGatewayRoutes' backends and redirects, a listener no route serves answers 404, and a
-// TCP listener proxies to its TCP route's backend (docs/xds.md, Builtin gateways).
+// TCP listener proxies to its TCP route's backend; the targetRef policies selecting the gateway
+// configure its routes, clusters and listeners (docs/xds.md, Builtin gateways; docs/policies.md).
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_DATAPLANE, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
@@ -27,8 +28,8 @@ let httpPort = 0;
 let tcpPort = 0;
 let emptyPort = 0;
 
-const api = async (path: string, body: unknown) => {
-  const res = await fetch(`${cp.url}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const api = async (path: string, body?: unknown) => {
+  const res = await fetch(`${cp.url}${path}`, { method: body === undefined ? 'DELETE' : 'PUT', headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   expect([200, 201], await res.text()).toContain(res.status);
 };
 
@@ -124,4 +125,28 @@ describe.skipIf(!envoy)('builtin gateways on real Envoy proxies', () => {
     expect(await eventually(() => viaGateway(tcpPort, '/'), (answer) => answer === 'backend v2', 'the TCP listener')).toBe('backend v2');
     for (const proxy of proxies) expect(await rejectedUpdates(proxy), proxy.name).toEqual([]);
   });
+
+  it('applies the targetRef policies selecting the gateway, with no update rejected', async () => {
+    const edge = { kind: 'MeshService', name: 'edge' };
+    const mesh = { kind: 'Mesh' };
+    const policies: Array<[string, string, string, object]> = [
+      ['MeshTimeout', 'meshtimeouts', 'edge-timeouts', { targetRef: edge, to: [{ targetRef: mesh, default: { connectionTimeout: '2s', http: { requestTimeout: '7s' } } }] }],
+      ['MeshRetry', 'meshretries', 'edge-retries', { targetRef: edge, to: [{ targetRef: mesh, default: { http: { numRetries: 3 } } }] }],
+      ['MeshCircuitBreaker', 'meshcircuitbreakers', 'edge-breaker', { targetRef: edge, to: [{ targetRef: mesh, default: { connectionLimits: { maxConnections: 77 } } }] }],
+      ['MeshHealthCheck', 'meshhealthchecks', 'edge-checks', { targetRef: edge, to: [{ targetRef: mesh, default: { interval: '10s', http: { path: '/' } } }] }],
+      ['MeshLoadBalancingStrategy', 'meshloadbalancingstrategies', 'edge-balancing', { targetRef: edge, to: [{ targetRef: mesh, default: { loadBalancer: { type: 'RingHash', ringHash: { hashPolicies: [{ type: 'Header', header: { name: 'x-user' } }] } } } }] }],
+      ['MeshRateLimit', 'meshratelimits', 'edge-limits', { targetRef: edge, from: [{ targetRef: mesh, default: { local: { http: { requestRate: { num: 1000, interval: '1s' } } } } }] }],
+      ['MeshTrace', 'meshtraces', 'edge-trace', { targetRef: edge, default: { backends: [{ type: 'Zipkin', zipkin: { url: 'http://127.0.0.1:9411/api/v2/spans' } }] } }],
+      ['MeshFaultInjection', 'meshfaultinjections', 'edge-faults', { targetRef: edge, from: [{ targetRef: mesh, default: { http: [{ abort: { httpStatus: 418, percentage: 100 } }] } }] }],
+    ];
+    for (const [type, path, name, spec] of policies) await api(`/meshes/default/${path}/${name}`, { type, mesh: 'default', name, spec });
+    // The fault answers every request.
+    await eventually(() => viaGateway(httpPort, '/v1'), (answer) => answer.startsWith('418'), 'the gateway to apply the fault');
+    const edgeProxy = proxies.at(-1) as DataplaneProcess;
+    const dump = await (await fetch(`http://127.0.0.1:${edgeProxy.adminPort}/config_dump`)).text();
+    for (const mark of ['"timeout": "7s"', '"num_retries": 3', '"max_connections": 77', 'health_checks', 'x-user', 'meshtrace:zipkin', '"connect_timeout": "2s"']) expect(dump, mark).toContain(mark);
+    await api('/meshes/default/meshfaultinjections/edge-faults');
+    await eventually(() => viaGateway(httpPort, '/v1'), (answer) => answer === 'backend v1', 'the gateway to route again');
+    for (const proxy of proxies) expect(await rejectedUpdates(proxy), proxy.name).toEqual([]);
+  }, 90_000);
 });

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from './envoy.js';
 import { renderProxyConfig } from './proxy.js';
-import { dataplane, meshContextOf, meshSpec, policy } from './test-fixtures.js';
-import { expectEnvoyAccepts, expectGolden } from './testing/golden.js';
+import { dataplane, meshContextOf, meshSpec, policy, targetRefMatchOf, targetRefPolicy } from './test-fixtures.js';
+import { changedResources, expectEnvoyAccepts, expectGolden } from './testing/golden.js';
 
 const ANY = [{ match: { 'mesh.io/service': '*' } }];
 const gatewayProxy = dataplane('edge-1', { address: '192.168.1.1', gateway: { type: 'BUILTIN', tags: { 'mesh.io/service': 'edge' } } });
@@ -129,5 +129,56 @@ describe('builtin gateway over HTTPS', () => {
     const hosts = (config.routes[0] as JsonObject).virtualHosts as JsonObject[];
     expect(hosts.every((host) => host.requireTls === 'ALL')).toBe(true);
     expectEnvoyAccepts(config);
+  });
+});
+
+describe('targetRef policies on a builtin gateway', () => {
+  const MESH = { kind: 'Mesh' };
+  const GATEWAY = { kind: 'MeshService', name: 'edge' };
+  const to = (conf: object) => [{ targetRef: MESH, default: conf }];
+  const policies = {
+    MeshTimeout: [targetRefPolicy('MeshTimeout', 'timeouts', { targetRef: GATEWAY, to: to({ connectionTimeout: '2s', http: { requestTimeout: '3s' } }) })],
+    MeshRetry: [targetRefPolicy('MeshRetry', 'retries', { targetRef: GATEWAY, to: to({ http: { numRetries: 7 }, tcp: { maxConnectAttempt: 4 } }) })],
+    MeshCircuitBreaker: [targetRefPolicy('MeshCircuitBreaker', 'breaker', { targetRef: GATEWAY, to: to({ connectionLimits: { maxConnections: 5 } }) })],
+    MeshHealthCheck: [targetRefPolicy('MeshHealthCheck', 'checks', { targetRef: GATEWAY, to: to({ interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1, http: { path: '/health' } }) })],
+    MeshAccessLog: [targetRefPolicy('MeshAccessLog', 'logs', { targetRef: GATEWAY, to: to({ backends: [{ type: 'File', file: { path: '/tmp/gateway.log' } }] }) })],
+    MeshTrace: [targetRefPolicy('MeshTrace', 'trace', { targetRef: GATEWAY, default: { backends: [{ type: 'Zipkin', zipkin: { url: 'http://zipkin:9411/api/v2/spans' } }] } })],
+    MeshFaultInjection: [targetRefPolicy('MeshFaultInjection', 'faults', { targetRef: GATEWAY, from: [{ targetRef: MESH, default: { http: [{ abort: { httpStatus: 503, percentage: 50 } }] } }] })],
+    MeshRateLimit: [targetRefPolicy('MeshRateLimit', 'limits', { targetRef: GATEWAY, from: [{ targetRef: MESH, default: { local: { http: { requestRate: { num: 100, interval: '1s' } }, tcp: { connectionRate: { num: 10, interval: '1s' } } } } }] })],
+    MeshLoadBalancingStrategy: [targetRefPolicy('MeshLoadBalancingStrategy', 'balancing', { targetRef: GATEWAY, to: to({ loadBalancer: { type: 'RingHash', ringHash: { hashPolicies: [{ type: 'Header', header: { name: 'x-user' } }] } } }) })],
+  };
+  const before = renderProxyConfig({ context, dataplane: gatewayProxy });
+  const after = renderProxyConfig({ context, dataplane: gatewayProxy, targetRef: targetRefMatchOf(context, gatewayProxy, policies) });
+  const httpListener = after.listeners.find((listener) => listener.name === 'edge:HTTP:8080') as JsonObject;
+  const hcm = ((httpListener.filterChains as JsonObject[])[0]?.filters as JsonObject[]).find((filter) => filter.name === 'envoy.filters.network.http_connection_manager')?.typedConfig as JsonObject;
+  const routes = ((after.routes[0] as JsonObject).virtualHosts as JsonObject[]).flatMap((host) => host.routes as JsonObject[]).filter((route) => route.route);
+
+  it('changes the gateway resources as the golden file shows, all valid Envoy', () => {
+    expectGolden('gateway-target-ref.golden.json', changedResources(before, after));
+    expectEnvoyAccepts(after);
+  });
+
+  it('configures every forwarding route: timeout, retries, hash policy and token bucket', () => {
+    for (const route of routes) {
+      expect(route.route).toMatchObject({ timeout: '3s', retryPolicy: { numRetries: 7 }, hashPolicy: [{ header: { headerName: 'x-user' } }] });
+      expect(route.typedPerFilterConfig).toHaveProperty(['envoy.filters.http.local_ratelimit']);
+    }
+  });
+
+  it('configures the destination clusters: connect timeout, limits, health checks and load balancer', () => {
+    const clusters = after.clusters.filter((candidate) => candidate.name.startsWith('backend-'));
+    for (const cluster of clusters) {
+      expect(cluster).toMatchObject({ connectTimeout: '2s', lbPolicy: 'RING_HASH', circuitBreakers: { thresholds: [expect.objectContaining({ maxConnections: 5 })] } });
+    }
+    // An HTTP check for the clusters of HTTP routes; the TCP route's cluster gets none (no TCP check configured).
+    expect(clusters.map((cluster) => (cluster.healthChecks as JsonObject[] | undefined)?.[0]?.httpHealthCheck !== undefined)).toEqual(clusters.map((cluster) => cluster.typedExtensionProtocolOptions !== undefined));
+  });
+
+  it('configures the listeners: access log, tracing, faults, and TCP retries and connection limits', () => {
+    expect(hcm).toMatchObject({ accessLog: [expect.objectContaining({ name: 'envoy.access_loggers.file' })], tracing: expect.any(Object) });
+    expect((hcm.httpFilters as JsonObject[]).map((filter) => filter.name)).toContain('envoy.filters.http.fault');
+    const tcpChain = (after.listeners.find((listener) => listener.name === 'edge:TCP:9000')?.filterChains as JsonObject[])[0] as JsonObject;
+    expect((tcpChain.filters as JsonObject[]).map((filter) => (filter.typedConfig as JsonObject).statPrefix)).toEqual(['tcp_rate_limit', 'edge']);
+    expect(((tcpChain.filters as JsonObject[])[1]?.typedConfig as JsonObject).maxConnectAttempts).toBe(4);
   });
 });

@@ -12,7 +12,7 @@ import {
   type TargetRefRule,
   type TargetRefRules,
 } from '@mesh/policy-matcher';
-import { type Cluster, FILTER, type JsonObject, type JsonValue, type Listener } from '../envoy.js';
+import { type Cluster, FILTER, HTTP_PROTOCOL_OPTIONS_KEY, type JsonObject, type JsonValue, type Listener } from '../envoy.js';
 import { splitHostPort } from '../mesh-context.js';
 import { inboundListenerName, outboundListenerName } from '../names.js';
 import { parseProtocol, type Protocol } from '../protocol.js';
@@ -103,6 +103,39 @@ export function clustersOfOutboundServices(input: PluginInput): Array<{ cluster:
     .ofOrigin(ORIGIN.outbound)
     .map((entry) => ({ cluster: entry.resource, service: serviceOfClusterName(entry.name) }))
     .filter(({ service }) => services.has(service));
+}
+
+export interface GatewayListenerSite {
+  readonly listener: Entry<Listener>;
+  readonly port: number;
+  /** The MeshGateway listener's protocol, as a protocol of the mesh (`HTTPS` speaks `http`, `TLS` `tcp`). */
+  readonly protocol: Protocol;
+  /** Its route configuration (HTTP and HTTPS listeners), sent over RDS under the listener's name. */
+  readonly routeConfig: JsonObject | undefined;
+}
+
+const GATEWAY_PROTOCOLS: Readonly<Record<string, Protocol>> = { HTTP: 'http', HTTPS: 'http', TCP: 'tcp', TLS: 'tcp' };
+
+/** A builtin gateway's listeners (`<gateway>:<PROTOCOL>:<port>`), each with its route configuration. */
+export function gatewayListenerSites(input: PluginInput): GatewayListenerSite[] {
+  return input.resources.listeners.ofOrigin(ORIGIN.gateway).map((listener) => {
+    const [, protocol = '', port = '0'] = /:([A-Z]+):(\d+)$/.exec(listener.name) ?? [];
+    const routeConfig = input.resources.routes.get(listener.name);
+    return { listener, port: Number(port), protocol: GATEWAY_PROTOCOLS[protocol] ?? 'unknown', routeConfig: routeConfig?.origin === ORIGIN.gateway ? routeConfig.resource : undefined };
+  });
+}
+
+/** The protocol a cluster was built to speak upstream: HTTP/1.1 or HTTP/2 by its explicit options, else TCP. */
+function upstreamProtocolOf(cluster: Cluster): Protocol {
+  const options = isObject(cluster.typedExtensionProtocolOptions) ? cluster.typedExtensionProtocolOptions[HTTP_PROTOCOL_OPTIONS_KEY] : undefined;
+  const explicit = isObject(options) && isObject(options.explicitHttpConfig) ? options.explicitHttpConfig : undefined;
+  if (explicit?.http2ProtocolOptions !== undefined) return 'http2';
+  return explicit?.httpProtocolOptions !== undefined ? 'http' : 'tcp';
+}
+
+/** A builtin gateway's destination clusters, each with its service and the protocol it speaks upstream (a TCP route's is TCP). */
+export function gatewayClusters(input: PluginInput): Array<{ cluster: Cluster; service: string; protocol: Protocol }> {
+  return input.resources.clusters.ofOrigin(ORIGIN.gateway).map((entry) => ({ cluster: entry.resource, service: serviceOfClusterName(entry.name), protocol: upstreamProtocolOf(entry.resource) }));
 }
 
 // --- JSON of Envoy resources ---------------------------------------------------------------

@@ -12,6 +12,7 @@ import { ORIGIN } from '../resource-set.js';
 import {
   confOf,
   filterChainsOf,
+  gatewayListenerSites,
   inboundRulesAt,
   inboundSites,
   isObject,
@@ -191,5 +192,7 @@ export const applyMeshAccessLog: Plugin<'MeshAccessLog'> = (input, rules) => {
     if (listener?.origin !== ORIGIN.transparent) continue;
     configureListener(listener.resource, confOf(rules.to, meshServiceSubset(PASS_THROUGH_SERVICE)), subject('OUTBOUND', state.identifyingService, 'external'));
   }
+  // A builtin gateway's listeners log its traffic to every destination, by the conf for all of them.
+  for (const { listener } of gatewayListenerSites(input)) configureListener(listener.resource, confOf(rules.to, MESH_SUBSET), subject('OUTBOUND', state.identifyingService, '*'));
   collectors.addClusters(input);
 };

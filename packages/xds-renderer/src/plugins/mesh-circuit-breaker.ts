@@ -5,7 +5,18 @@ import type { MeshCircuitBreakerConf } from '@mesh/model';
 import type { Cluster, JsonObject } from '../envoy.js';
 import { localClusterName } from '../names.js';
 import { ORIGIN } from '../resource-set.js';
-import { clustersOfOutboundServices, confOf, decimalValue, inboundRulesAt, inboundSites, MESH_SUBSET, meshServiceSubset, type Plugin, protoDuration } from './common.js';
+import {
+  clustersOfOutboundServices,
+  confOf,
+  decimalValue,
+  gatewayClusters,
+  inboundRulesAt,
+  inboundSites,
+  MESH_SUBSET,
+  meshServiceSubset,
+  type Plugin,
+  protoDuration,
+} from './common.js';
 
 type OutlierDetection = NonNullable<MeshCircuitBreakerConf['outlierDetection']>;
 type Detectors = NonNullable<OutlierDetection['detectors']>;
@@ -65,5 +76,5 @@ export const applyMeshCircuitBreaker: Plugin<'MeshCircuitBreaker'> = (input, rul
     const cluster = input.resources.clusters.get(localClusterName(inbound.interface.dataplanePort));
     if (inboundRules && cluster?.origin === ORIGIN.inbound) configureCluster(cluster.resource, confOf(inboundRules, MESH_SUBSET));
   }
-  for (const { cluster, service } of clustersOfOutboundServices(input)) configureCluster(cluster, confOf(rules.to, meshServiceSubset(service)));
+  for (const { cluster, service } of [...clustersOfOutboundServices(input), ...gatewayClusters(input)]) configureCluster(cluster, confOf(rules.to, meshServiceSubset(service)));
 };

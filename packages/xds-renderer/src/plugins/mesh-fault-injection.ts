@@ -3,17 +3,19 @@
 // match). An inbound a FaultInjection already applies to keeps that one alone.
 import type { MeshFaultInjectionConf } from '@mesh/model';
 import type { Subset } from '@mesh/policy-matcher';
-import { FILTER, type JsonObject, TYPE, typedExtension } from '../envoy.js';
+import { FILTER, type JsonObject, type Listener, TYPE, typedExtension } from '../envoy.js';
 import { fractionalPercent } from '../filters.js';
 import { sourcesRegex, TAGS_HEADER } from '../names.js';
 import {
   decimalValue,
   filterChainsOf,
+  gatewayListenerSites,
   inboundRulesAt,
   inboundSites,
   insertBeforeRouter,
   type Plugin,
   protoDuration,
+  type Rules,
   updateHttpConnectionManager,
 } from './common.js';
 import { regexMatcher } from './header-match.js';
@@ -50,15 +52,23 @@ function faultFilter(fault: Fault, subset: Subset): JsonObject {
   return typedExtension(FILTER.fault, config as JsonObject & { '@type': string });
 }
 
+/** The fault filters of every client rule, on each HTTP connection manager of the listener. */
+function configureListener(listener: Listener, rules: Rules<'MeshFaultInjection'> | undefined): void {
+  for (const rule of rules ?? []) {
+    for (const chain of filterChainsOf(listener)) {
+      updateHttpConnectionManager(chain, (hcm) => insertBeforeRouter(hcm, ...(rule.conf.http ?? []).map((fault) => faultFilter(fault, rule.subset))));
+    }
+  }
+}
+
 export const applyMeshFaultInjection: Plugin<'MeshFaultInjection'> = (input, rules) => {
   for (const { inbound, protocol, listener } of inboundSites(input)) {
     if (inbound.faultInjections.length > 0) continue;
     if (protocol !== 'http' && protocol !== 'http2') continue;
-    const inboundRules = inboundRulesAt(rules, inbound.interface.dataplaneIp, inbound.interface.dataplanePort);
-    for (const rule of inboundRules ?? []) {
-      for (const chain of filterChainsOf(listener.resource)) {
-        updateHttpConnectionManager(chain, (hcm) => insertBeforeRouter(hcm, ...(rule.conf.http ?? []).map((fault) => faultFilter(fault, rule.subset))));
-      }
-    }
+    configureListener(listener.resource, inboundRulesAt(rules, inbound.interface.dataplaneIp, inbound.interface.dataplanePort));
+  }
+  // A builtin gateway's HTTP listeners, by the rules of the clients at their address and port.
+  for (const { listener, port, protocol } of gatewayListenerSites(input)) {
+    if (protocol === 'http') configureListener(listener.resource, inboundRulesAt(rules, input.state.spec.networking?.address ?? '', port));
   }
 };

@@ -4,7 +4,18 @@ import type { MeshHealthCheckConf } from '@mesh/model';
 import type { Cluster, JsonObject } from '../envoy.js';
 import { serializeTagsHeader, TAGS_HEADER } from '../names.js';
 import type { Protocol } from '../protocol.js';
-import { clustersOfOutboundServices, confOf, decimalValue, isObject, listOf, meshServiceSubset, type Plugin, protoDuration, serviceProtocol } from './common.js';
+import {
+  clustersOfOutboundServices,
+  confOf,
+  decimalValue,
+  gatewayClusters,
+  isObject,
+  listOf,
+  meshServiceSubset,
+  type Plugin,
+  protoDuration,
+  serviceProtocol,
+} from './common.js';
 
 const DEFAULT = { interval: '60s', timeout: '15s', unhealthyThreshold: 5, healthyThreshold: 1, httpPath: '/' } as const;
 
@@ -108,8 +119,9 @@ function configureCluster(cluster: Cluster, conf: MeshHealthCheckConf, protocol:
 
 export const applyMeshHealthCheck: Plugin<'MeshHealthCheck'> = (input, rules) => {
   const tagsHeader = serializeTagsHeader(input.state.tagSets);
-  for (const { cluster, service } of clustersOfOutboundServices(input)) {
+  const clusters = [...clustersOfOutboundServices(input).map((site) => ({ ...site, protocol: serviceProtocol(input.state, site.service) })), ...gatewayClusters(input)];
+  for (const { cluster, service, protocol } of clusters) {
     const conf = confOf(rules.to, meshServiceSubset(service));
-    if (conf) configureCluster(cluster, conf, serviceProtocol(input.state, service), tagsHeader);
+    if (conf) configureCluster(cluster, conf, protocol, tagsHeader);
   }
 };

@@ -9,7 +9,10 @@ import { ORIGIN } from '../resource-set.js';
 import {
   confOf,
   filterChainsOf,
+  gatewayClusters,
+  gatewayListenerSites,
   isObject,
+  MESH_SUBSET,
   meshServiceSubset,
   objectsOf,
   outboundSites,
@@ -56,19 +59,22 @@ function hashPolicyOf(policy: HashPolicy): JsonObject {
   return policy.terminal ? { ...specifier, terminal: true } : specifier;
 }
 
-/** Ring hash and maglev hash requests by the policies; the other balancers need none. */
-function configureHashPolicies(listener: JsonObject, loadBalancer: LoadBalancer | undefined): void {
+/** Ring hash and maglev hash requests by the policies on each route; the other balancers need none. */
+function addHashPolicies(routes: readonly JsonObject[], loadBalancer: LoadBalancer | undefined): void {
   const hashPolicies = loadBalancer?.type === 'RingHash' ? loadBalancer.ringHash?.hashPolicies : loadBalancer?.type === 'Maglev' ? loadBalancer.maglev?.hashPolicies : undefined;
   if (hashPolicies === undefined) return;
+  for (const route of routes) {
+    if (!isObject(route.route)) continue;
+    const policies = Array.isArray(route.route.hashPolicy) ? route.route.hashPolicy : [];
+    route.route.hashPolicy = [...policies, ...hashPolicies.map(hashPolicyOf)];
+  }
+}
+
+/** The hash policies on the routes of the listener's first chain. */
+function configureHashPolicies(listener: JsonObject, loadBalancer: LoadBalancer | undefined): void {
   const [chain] = filterChainsOf(listener);
   if (!chain) return;
-  updateHttpConnectionManager(chain, (hcm) => {
-    for (const route of routesOfRouteConfig(hcm.routeConfig)) {
-      if (!isObject(route.route)) continue;
-      const policies = Array.isArray(route.route.hashPolicy) ? route.route.hashPolicy : [];
-      route.route.hashPolicy = [...policies, ...hashPolicies.map(hashPolicyOf)];
-    }
-  });
+  updateHttpConnectionManager(chain, (hcm) => addHashPolicies(routesOfRouteConfig(hcm.routeConfig), loadBalancer));
 }
 
 // --- The cluster's load balancer -----------------------------------------------------------
@@ -316,5 +322,14 @@ export const applyMeshLoadBalancingStrategy: Plugin<'MeshLoadBalancingStrategy'>
     if (!conf) continue;
     configureCluster(resource, conf);
     configureEndpoints(input, resource, name, conf, proxyTags);
+  }
+  // A builtin gateway: hash policies on every route by the conf for all destinations, each cluster by its service's.
+  const gatewayConf = confOf(rules.to, MESH_SUBSET);
+  for (const { routeConfig } of gatewayListenerSites(input)) addHashPolicies(routesOfRouteConfig(routeConfig), gatewayConf?.loadBalancer);
+  for (const { cluster, service } of gatewayClusters(input)) {
+    const conf = confOf(rules.to, meshServiceSubset(service));
+    if (!conf) continue;
+    configureCluster(cluster, conf);
+    configureEndpoints(input, cluster, cluster.name, conf, proxyTags);
   }
 };

@@ -7,6 +7,7 @@ import { HTTP_STATUS_NAMES } from '../http-status.js';
 import {
   confOf,
   filterChainsOf,
+  gatewayListenerSites,
   hasHttpFilter,
   inboundRulesAt,
   inboundSites,
@@ -17,6 +18,7 @@ import {
   objectsOf,
   type Plugin,
   protoDuration,
+  routesOfRouteConfig,
   updateHttpConnectionManager,
 } from './common.js';
 
@@ -52,6 +54,15 @@ function routeRateLimit(http: LocalHttp | undefined): JsonObject | undefined {
   return limit;
 }
 
+/** The token bucket on each route, unless a route already has one. */
+function limitRoutes(routes: readonly JsonObject[], limit: JsonObject): void {
+  for (const route of routes) {
+    const perFilter: JsonObject = isObject(route.typedPerFilterConfig) ? route.typedPerFilterConfig : {};
+    perFilter[FILTER.localRateLimit] ??= structuredClone(limit);
+    route.typedPerFilterConfig = perFilter;
+  }
+}
+
 function configureHttp(chain: JsonObject, limit: JsonObject): void {
   updateHttpConnectionManager(chain, (hcm) => {
     const virtualHosts = isObject(hcm.routeConfig) ? objectsOf(hcm.routeConfig.virtualHosts) : [];
@@ -59,11 +70,7 @@ function configureHttp(chain: JsonObject, limit: JsonObject): void {
       const routes = objectsOf(virtualHost.routes);
       // More routes than one mean a RateLimit's routes per client are there.
       if (routes.length > 1) return;
-      for (const route of routes) {
-        const perFilter: JsonObject = isObject(route.typedPerFilterConfig) ? route.typedPerFilterConfig : {};
-        perFilter[FILTER.localRateLimit] ??= structuredClone(limit);
-        route.typedPerFilterConfig = perFilter;
-      }
+      limitRoutes(routes, limit);
     }
     if (!hasHttpFilter(hcm, FILTER.localRateLimit)) insertBeforeRouter(hcm, typedExtension(FILTER.localRateLimit, { '@type': TYPE.localRateLimit, statPrefix: 'rate_limit' }));
   });
@@ -92,5 +99,14 @@ export const applyMeshRateLimit: Plugin<'MeshRateLimit'> = (input, rules) => {
       if (limit) configureHttp(chain, limit);
       if (conf.local?.tcp) configureTcp(chain, conf.local.tcp);
     }
+  }
+  // A builtin gateway's listeners: every route of their route configuration (whose connection managers have the filter), and TCP connections.
+  for (const { listener, port, routeConfig } of gatewayListenerSites(input)) {
+    const gatewayRules = inboundRulesAt(rules, input.state.spec.networking?.address ?? '', port);
+    const conf = gatewayRules && confOf(gatewayRules, MESH_SUBSET);
+    if (!conf) continue;
+    const limit = routeRateLimit(conf.local?.http);
+    if (limit) limitRoutes(routesOfRouteConfig(routeConfig), limit);
+    if (conf.local?.tcp) for (const chain of filterChainsOf(listener.resource)) configureTcp(chain, conf.local.tcp);
   }
 };

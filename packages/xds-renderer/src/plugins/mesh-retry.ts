@@ -7,7 +7,9 @@ import type { Protocol } from '../protocol.js';
 import {
   confOf,
   filterChainsOf,
+  gatewayListenerSites,
   isObject,
+  MESH_SUBSET,
   meshServiceSubset,
   outboundSites,
   type Plugin,
@@ -145,6 +147,26 @@ function routeRetryPolicy(conf: MeshRetryConf, protocol: Protocol): JsonObject |
   return 'none';
 }
 
+/** The first chain's TCP connect attempts, or the retry policy of the given routes (HTTP and gRPC). */
+function configureRetry(chain: JsonObject | undefined, routes: readonly JsonObject[], conf: MeshRetryConf, protocol: Protocol): void {
+  const maxConnectAttempt = conf.tcp?.maxConnectAttempt;
+  if (protocol === 'tcp' && maxConnectAttempt !== undefined) {
+    if (chain) {
+      updateTcpProxy(chain, (proxy) => {
+        proxy.maxConnectAttempts = maxConnectAttempt;
+      });
+    }
+    return;
+  }
+  const policy = routeRetryPolicy(conf, protocol);
+  if (policy === 'none') return;
+  for (const route of routes) {
+    if (!isObject(route.route)) continue;
+    if (policy === undefined) delete route.route.retryPolicy;
+    else route.route.retryPolicy = structuredClone(policy);
+  }
+}
+
 export const applyMeshRetry: Plugin<'MeshRetry'> = (input, rules) => {
   for (const { listener, service } of outboundSites(input)) {
     const conf = confOf(rules.to, meshServiceSubset(service));
@@ -153,21 +175,14 @@ export const applyMeshRetry: Plugin<'MeshRetry'> = (input, rules) => {
     // The first filter chain only, as the reference configures it.
     const [chain] = filterChainsOf(listener.resource);
     if (!chain) continue;
-    const maxConnectAttempt = conf.tcp?.maxConnectAttempt;
-    if (protocol === 'tcp' && maxConnectAttempt !== undefined) {
-      updateTcpProxy(chain, (proxy) => {
-        proxy.maxConnectAttempts = maxConnectAttempt;
-      });
-      continue;
-    }
-    const policy = routeRetryPolicy(conf, protocol);
-    if (policy === 'none') continue;
-    updateHttpConnectionManager(chain, (hcm) => {
-      for (const route of routesOfRouteConfig(hcm.routeConfig)) {
-        if (!isObject(route.route)) continue;
-        if (policy === undefined) delete route.route.retryPolicy;
-        else route.route.retryPolicy = structuredClone(policy);
-      }
-    });
+    const routes: JsonObject[] = [];
+    updateHttpConnectionManager(chain, (hcm) => routes.push(...routesOfRouteConfig(hcm.routeConfig)));
+    configureRetry(chain, routes, conf, protocol);
+  }
+  // A builtin gateway: the conf for all destinations, on each listener and its routes.
+  const gatewayConf = confOf(rules.to, MESH_SUBSET);
+  if (!gatewayConf) return;
+  for (const { listener, protocol, routeConfig } of gatewayListenerSites(input)) {
+    configureRetry(filterChainsOf(listener.resource)[0], routesOfRouteConfig(routeConfig), gatewayConf, protocol);
   }
 };

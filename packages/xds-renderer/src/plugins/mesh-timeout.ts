@@ -12,6 +12,8 @@ import { ORIGIN } from '../resource-set.js';
 import {
   confOf,
   filterChainsOf,
+  gatewayClusters,
+  gatewayListenerSites,
   inboundRulesAt,
   inboundSites,
   isObject,
@@ -101,5 +103,14 @@ export const applyMeshTimeout: Plugin<'MeshTimeout'> = (input, rules) => {
     const service = serviceOfClusterName(name);
     const conf = confOf(rules.to, meshServiceSubset(service));
     if (conf) configureCluster(resource, conf, serviceProtocol(input.state, service));
+  }
+  // A builtin gateway: every route from the conf for all destinations, each cluster from its service's.
+  const gatewayConf = timeoutConf(rules.to.length > 0 ? rules.to : undefined, MESH_SUBSET);
+  for (const { routeConfig } of gatewayListenerSites(input)) {
+    if (gatewayConf) for (const route of routesOfRouteConfig(routeConfig)) configureRouteAction(route.route, gatewayConf);
+  }
+  for (const { cluster, service, protocol } of gatewayClusters(input)) {
+    const conf = confOf(rules.to, meshServiceSubset(service));
+    if (conf) configureCluster(cluster, conf, protocol);
   }
 };

@@ -6,7 +6,16 @@ import { configureUpstreamHttp, staticCluster } from '../clusters.js';
 import { type JsonObject, TYPE, type TypedObject, typedExtension } from '../envoy.js';
 import { ORIGIN } from '../resource-set.js';
 import { tlsTransportSocket, upstreamExternalTls } from '../tls.js';
-import { decimalValue, filterChainsOf, inboundSites, outboundSites, type Plugin, type PluginInput, updateHttpConnectionManager } from './common.js';
+import {
+  decimalValue,
+  filterChainsOf,
+  gatewayListenerSites,
+  inboundSites,
+  outboundSites,
+  type Plugin,
+  type PluginInput,
+  updateHttpConnectionManager,
+} from './common.js';
 
 type Backend = NonNullable<MeshTraceConf['backends']>[number];
 
@@ -156,5 +165,6 @@ export const applyMeshTrace: Plugin<'MeshTrace'> = (input, rules) => {
   for (const { listener, service: destination } of outboundSites(input)) {
     if (listener) configureListener(listener.resource, conf, backend, service, destination);
   }
+  for (const { listener } of gatewayListenerSites(input)) configureListener(listener.resource, conf, backend, service, '');
   addCollectorCluster(input, backend);
 };

@@ -4,10 +4,10 @@
 // after every targetRef policy.
 import { parseEnvoyConfig, type ProxyTemplateSpec } from '@mesh/model';
 import type { PolicyOf } from '@mesh/policy-matcher';
-import { type Cluster, type ClusterLoadAssignment, type Listener, type Secret, TYPE, type TypedObject } from './envoy.js';
+import { TYPE, type TypedObject } from './envoy.js';
 import { applyModifications, type Modification, type Operation, withJsonNames } from './modifications.js';
 import { isObject } from './plugins/common.js';
-import { ORIGIN, type ResourceSet } from './resource-set.js';
+import { ORIGIN, type ResourceSet, type ResourcesOfType } from './resource-set.js';
 
 type Template = PolicyOf<'ProxyTemplate'> | undefined;
 type TemplateModification = NonNullable<NonNullable<ProxyTemplateSpec['conf']>['modifications']>[number];
@@ -20,29 +20,18 @@ export const importsDefaultProfile = (template: Template): boolean =>
 
 /** The template's raw resources, each under its `name`; one that does not parse, or of a type no proxy takes, is left out. */
 export function addRawResources(resources: ResourceSet, template: Template): void {
+  const byType: Readonly<Record<string, ResourcesOfType<TypedObject>>> = {
+    [TYPE.listener]: resources.listeners,
+    [TYPE.cluster]: resources.clusters,
+    [TYPE.clusterLoadAssignment]: resources.endpoints,
+    [TYPE.routeConfiguration]: resources.routes,
+    [TYPE.secret]: resources.secrets,
+  };
   for (const raw of template?.spec.conf?.resources ?? []) {
     const parsed = parseEnvoyConfig(raw.resource ?? '');
     if ('error' in parsed) continue;
     const resource = withJsonNames(parsed.value);
-    if (!isObject(resource)) continue;
-    const name = raw.name ?? '';
-    switch (resource['@type']) {
-      case TYPE.listener:
-        resources.listeners.add(ORIGIN.proxyTemplateRaw, name, resource as Listener);
-        break;
-      case TYPE.cluster:
-        resources.clusters.add(ORIGIN.proxyTemplateRaw, name, resource as Cluster);
-        break;
-      case TYPE.clusterLoadAssignment:
-        resources.endpoints.add(ORIGIN.proxyTemplateRaw, name, resource as ClusterLoadAssignment);
-        break;
-      case TYPE.routeConfiguration:
-        resources.routes.add(ORIGIN.proxyTemplateRaw, name, resource as TypedObject);
-        break;
-      case TYPE.secret:
-        resources.secrets.add(ORIGIN.proxyTemplateRaw, name, resource as Secret);
-        break;
-    }
+    if (isObject(resource)) byType[String(resource['@type'])]?.add(ORIGIN.proxyTemplateRaw, raw.name ?? '', resource as TypedObject);
   }
 }
 

@@ -1,7 +1,8 @@
-// A sidecar's whole configuration (§4.1 step 3): the generators of the `default-proxy` profile
-// over one prepared mesh context (unless a ProxyTemplate leaves it out), the template's raw
-// resources, then the targetRef policies in the reference's order and the template's
-// modifications (docs/policies.md, What each policy does to the proxy; ProxyTemplate).
+// A proxy's whole configuration (§4.1 step 3): the generators of the `default-proxy` profile (a
+// builtin gateway's in place of inbounds and outbounds) over one prepared mesh context, unless a
+// ProxyTemplate leaves them out; the template's raw resources; then the targetRef policies in the
+// reference's order and the template's modifications (docs/policies.md, What each policy does to
+// the proxy; ProxyTemplate).
 import { type DataplaneResource, type GatewayMatch, type MatchedPolicies, matchGateway, matchPolicies, type TargetRefMatch, targetRefRulesOf } from '@mesh/policy-matcher';
 import { renderAuxiliary } from './auxiliary.js';
 import type { Cluster, ClusterLoadAssignment, Listener, Secret, TypedObject } from './envoy.js';
@@ -58,7 +59,7 @@ function renderDefaultProfile(state: ProxyState, resources: ResourceSet, targetR
   if (context.mtls && metadata.identity) for (const secret of meshSecrets(context.name, metadata.identity)) resources.secrets.add(ORIGIN.secrets, secret.name, secret);
 }
 
-/** Renders a sidecar's (or delegated gateway's) Envoy resources. */
+/** Renders a sidecar's (or a delegated or builtin gateway's) Envoy resources. */
 export function renderProxyConfig(input: ProxyInput): ProxyConfig {
   const { context, dataplane, targetRef } = input;
   const policies = input.policies ?? matchPolicies(dataplane, context.policies);

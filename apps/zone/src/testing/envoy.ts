@@ -99,6 +99,8 @@ export interface DataplaneOptions {
   /** The Dataplane template (YAML) and its variables. */
   template: string;
   vars: Record<string, string>;
+  /** More options of `mesh-dp run` (`--proxy-type egress`). */
+  extraArgs?: readonly string[];
 }
 
 /** Runs `mesh-dp run` for one proxy. */
@@ -132,6 +134,7 @@ export async function startDataplane(options: DataplaneOptions): Promise<Datapla
     dir,
     ...(options.caCertFile ? ['--ca-cert-file', options.caCertFile] : []),
     ...Object.entries(options.vars).flatMap(([key, value]) => ['--dataplane-var', `${key}=${value}`]),
+    ...(options.extraArgs ?? []),
   ];
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

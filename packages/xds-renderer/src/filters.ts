@@ -263,7 +263,8 @@ export function accessLog(backend: LoggingBackend, subject: AccessLogSubject, ki
 
 interface TraceSubject {
   readonly service: string;
-  readonly direction: 'INBOUND' | 'OUTBOUND';
+  /** A builtin gateway's traffic has no direction of its own. */
+  readonly direction: 'INBOUND' | 'OUTBOUND' | 'UNSPECIFIED';
   /** Outbound only: the service called. */
   readonly destination: string;
 }

@@ -100,6 +100,32 @@ describe('builtin gateway', () => {
   });
 });
 
+describe('builtin gateway with TrafficLog, TrafficTrace and a TCP Retry', () => {
+  const observed = meshContextOf({
+    ...fixture,
+    meshSpec: meshSpec({
+      mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] },
+      logging: { backends: [{ name: 'file', type: 'file', conf: { path: '/tmp/edge.log' } }] },
+      tracing: { backends: [{ name: 'zipkin', type: 'zipkin', conf: { url: 'http://zipkin:9411/api/v2/spans' } }] },
+    }),
+    policies: {
+      ...fixture.policies,
+      TrafficLog: [policy('TrafficLog', 'logs', { sources: ANY, destinations: ANY, conf: { backend: 'file' } })],
+      TrafficTrace: [policy('TrafficTrace', 'traces', { selectors: ANY, conf: { backend: 'zipkin' } })],
+      Retry: [policy('Retry', 'retry-all', { sources: ANY, destinations: ANY, conf: { http: { numRetries: 5 }, tcp: { maxConnectAttempts: 3 } } })],
+    },
+  });
+  const config = renderProxyConfig({ context: observed, dataplane: gatewayProxy });
+  const filterOf = (listener: string) => ((config.listeners.find((candidate) => candidate.name === listener)?.filterChains as JsonObject[])[0]?.filters as JsonObject[])[0]?.typedConfig as JsonObject;
+
+  it('logs and traces on every listener, and retries TCP connections as the Retry says', () => {
+    expect(filterOf('edge:HTTP:8080')).toMatchObject({ accessLog: [{ typedConfig: { path: '/tmp/edge.log' } }], tracing: { provider: { name: 'envoy.tracers.zipkin' } } });
+    expect(filterOf('edge:TCP:9000')).toMatchObject({ accessLog: [{ typedConfig: { path: '/tmp/edge.log' } }], maxConnectAttempts: 3 });
+    expect(config.clusters.map((cluster) => cluster.name)).toContain('tracing:zipkin');
+    expectEnvoyAccepts(config);
+  });
+});
+
 describe('builtin gateway over HTTPS', () => {
   const PEM_CHAIN = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
   const PEM_KEY = '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n';

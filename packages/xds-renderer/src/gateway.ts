@@ -3,7 +3,7 @@
 // table of the MeshGatewayRoutes serving it) through a route configuration sent over RDS; TCP and
 // TLS listeners proxy to their routes' backends by weight. Every route destination gets a cluster
 // with the connection policies matched for it (Timeout, CircuitBreaker, HealthCheck, Retry,
-// RateLimit) and its endpoints.
+// RateLimit) and its endpoints; the gateway's TrafficLog and TrafficTrace apply to every listener.
 import { PROTOCOL_TAG, SERVICE_TAG } from '@mesh/model';
 import type { GatewayDestination, GatewayHost, GatewayListener, GatewayMatch, GatewayRouteEntry, HeaderChanges, NameValue } from '@mesh/policy-matcher';
 import {
@@ -16,7 +16,7 @@ import {
   newCluster,
 } from './clusters.js';
 import { type Cluster, FILTER, type JsonObject, type Listener, socketAddress, TYPE, type TypedObject, typedExtension } from './envoy.js';
-import { fractionalPercent, localRateLimitFilter, retryPolicy, routeRateLimit, tcpProxy, type WeightedCluster } from './filters.js';
+import { accessLog, fractionalPercent, localRateLimitFilter, retryPolicy, routeRateLimit, tcpProxy, tracing, type WeightedCluster } from './filters.js';
 import { tlsInspector } from './inbound.js';
 import { destinationClusterName, serializeTagsHeader, sniFromTags, TAGS_HEADER } from './names.js';
 import { renderServiceCluster, serviceLoadAssignment } from './outbound.js';
@@ -192,8 +192,20 @@ function virtualHost(state: ProxyState, resources: ResourceSet, listener: Gatewa
 
 // --- Listeners -----------------------------------------------------------------------------
 
-function httpConnectionManager(state: ProxyState, name: string): JsonObject {
+/** The gateway's TrafficLog (the one for `pass_through`): its traffic as the gateway service's to any destination. */
+function gatewayAccessLog(state: ProxyState, match: GatewayMatch, kind: 'http' | 'network'): JsonObject[] {
+  const backend = match.trafficLog && state.context.loggingBackend(match.trafficLog.spec.conf?.backend);
+  const subject = { mesh: state.context.name, direction: 'INBOUND', sourceService: state.identifyingService, destinationService: '*', sourceAddress: state.address, accessLogSocketPath: state.accessLogSocketPath } as const;
+  const log = backend && accessLog(backend, subject, kind);
+  return log ? [log] : [];
+}
+
+function httpConnectionManager(state: ProxyState, match: GatewayMatch, name: string): JsonObject {
+  const trace = state.tracingBackend && tracing(state.tracingBackend, { service: state.identifyingService, direction: 'UNSPECIFIED', destination: '' });
+  const logs = gatewayAccessLog(state, match, 'http');
   return typedExtension(FILTER.httpConnectionManager, {
+    ...(trace ? { tracing: trace } : {}),
+    ...(logs.length > 0 ? { accessLog: logs } : {}),
     '@type': TYPE.httpConnectionManager,
     statPrefix: state.identifyingService.replace(/[^a-zA-Z_\-0-9]/g, '_'),
     rds: { configSource: { ads: {}, resourceApiVersion: 'V3' }, routeConfigName: name },
@@ -233,7 +245,7 @@ function downstreamTls(state: ProxyState, host: GatewayHost): JsonObject | undef
   });
 }
 
-function gatewayListener(state: ProxyState, resources: ResourceSet, gateway: string, listener: GatewayListener): Listener | undefined {
+function gatewayListener(state: ProxyState, resources: ResourceSet, match: GatewayMatch, gateway: string, listener: GatewayListener): Listener | undefined {
   const name = listenerName(gateway, listener);
   const filterChains: JsonObject[] = [];
   if (listener.protocol === 'HTTP' || listener.protocol === 'HTTPS') {
@@ -246,12 +258,12 @@ function gatewayListener(state: ProxyState, resources: ResourceSet, gateway: str
       virtualHosts: listener.hosts.map((host) => virtualHost(state, resources, listener, host)),
     };
     resources.routes.add(ORIGIN.gateway, name, routeConfig);
-    if (listener.protocol === 'HTTP') filterChains.push({ filters: [httpConnectionManager(state, name)] });
+    if (listener.protocol === 'HTTP') filterChains.push({ filters: [httpConnectionManager(state, match, name)] });
     else {
       for (const host of listener.hosts) {
         const transportSocket = downstreamTls(state, host);
         if (!transportSocket) continue;
-        const chain: JsonObject = { filters: [httpConnectionManager(state, name)], transportSocket };
+        const chain: JsonObject = { filters: [httpConnectionManager(state, match, name)], transportSocket };
         if (host.hostname !== '*') chain.filterChainMatch = { serverNames: [host.hostname], transportProtocol: 'tls' };
         filterChains.push(chain);
       }
@@ -264,6 +276,11 @@ function gatewayListener(state: ProxyState, resources: ResourceSet, gateway: str
       }));
       if (weights.length === 0) continue;
       const proxy = tcpProxy(state.identifyingService, weights.length === 1 ? [{ name: weights[0]?.name ?? '', weight: 0 }] : weights);
+      const logs = gatewayAccessLog(state, match, 'network');
+      if (logs.length > 0) proxy.accessLog = logs;
+      // Retries are the whole chain's: the first destination's Retry speaks for it.
+      const maxConnectAttempts = host.entries[0]?.forwards[0]?.policies.Retry?.spec.conf?.tcp?.maxConnectAttempts;
+      if (maxConnectAttempts !== undefined) proxy.maxConnectAttempts = maxConnectAttempts;
       const chain: JsonObject = { filters: [typedExtension(FILTER.tcpProxy, proxy)] };
       const transportSocket = listener.protocol === 'TLS' ? downstreamTls(state, host) : undefined;
       if (transportSocket) chain.transportSocket = transportSocket;
@@ -288,7 +305,7 @@ export function renderGateway(state: ProxyState, match: GatewayMatch, resources:
   const gateway = match.gateway;
   if (!gateway) return;
   for (const listener of match.listeners) {
-    const rendered = gatewayListener(state, resources, gateway.name, listener);
+    const rendered = gatewayListener(state, resources, match, gateway.name, listener);
     if (rendered) resources.addListener(ORIGIN.gateway, rendered);
   }
 }

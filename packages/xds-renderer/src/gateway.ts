@@ -18,12 +18,12 @@ import {
 import { type Cluster, FILTER, type JsonObject, type Listener, socketAddress, TYPE, type TypedObject, typedExtension } from './envoy.js';
 import { accessLog, fractionalPercent, localRateLimitFilter, retryPolicy, routeRateLimit, tcpProxy, tracing, type WeightedCluster } from './filters.js';
 import { tlsInspector } from './inbound.js';
-import { destinationClusterName, serializeTagsHeader, sniFromTags, TAGS_HEADER } from './names.js';
-import { renderServiceCluster, serviceLoadAssignment } from './outbound.js';
+import { destinationClusterName, serializeTagsHeader, TAGS_HEADER } from './names.js';
+import { configureMeshTls, renderServiceCluster, serviceLoadAssignment } from './outbound.js';
 import { parseProtocol, type Protocol } from './protocol.js';
 import { isExternalService, type ProxyState } from './proxy-state.js';
 import { ORIGIN, type ResourceSet } from './resource-set.js';
-import { tlsTransportSocket, upstreamMeshTls } from './tls.js';
+import { tlsTransportSocket } from './tls.js';
 
 /** A route destination whose backend could not be resolved: no cluster, so Envoy answers 500. */
 export const UNRESOLVED_BACKEND_SERVICE = 'mesh.io/unresolved-backend';
@@ -51,10 +51,7 @@ function destinationCluster(state: ProxyState, destination: GatewayDestination, 
   else {
     cluster = newCluster(name);
     configureEds(cluster);
-    const context = state.context;
-    if (context.mtls && (context.mtls.mode !== 'PERMISSIVE' || context.tlsReadyServices.has(service))) {
-      cluster.transportSocket = tlsTransportSocket(upstreamMeshTls(context.name, service, sniFromTags({ ...destination.tags, mesh: context.name })));
-    }
+    configureMeshTls(state, cluster, target, service);
     configureUpstreamHttpFor(cluster, protocol);
   }
   const { Timeout: timeout, CircuitBreaker: circuitBreaker, HealthCheck: healthCheck } = destination.policies;

@@ -115,7 +115,7 @@ export function renderServiceCluster(state: ProxyState, target: ClusterTarget, e
 }
 
 /** mTLS toward the destination when the mesh has it (in PERMISSIVE mode only to TLS-ready services). */
-function configureMeshTls(state: ProxyState, cluster: Cluster, target: ClusterTarget, upstreamService: string): void {
+export function configureMeshTls(state: ProxyState, cluster: Cluster, target: ClusterTarget, upstreamService: string): void {
   const context = state.context;
   if (!context.mtls) return;
   if (context.mtls.mode === 'PERMISSIVE' && !context.tlsReadyServices.has(target.service)) return;

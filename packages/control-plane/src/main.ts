@@ -64,14 +64,21 @@ function banner(binary: Binary, config: ControlPlaneConfig, running: Awaited<Ret
   return `${lines.join('\n')}\n`;
 }
 
+/** JSON lines are written once this many bytes are waiting, or after LOG_FLUSH_MS. */
+const LOG_BATCH_BYTES = 4096;
+const LOG_FLUSH_MS = 100;
+
 /**
  * JSON lines, as log collectors want them; on a terminal, readable lines through pino-pretty (a
- * development dependency) when it is installed. Written synchronously, so nothing is lost when the
- * process exits at once (a bad configuration, a second signal).
+ * development dependency) when it is installed, written synchronously. JSON lines are written in
+ * batches, at most LOG_FLUSH_MS after they are logged: one write per line (each API request logs
+ * one) handed every line to a worker thread and woke it, about a tenth of a sequential write
+ * request's cost. pino writes what is waiting when the process exits, so nothing is lost when it
+ * exits at once (a bad configuration, a second signal).
  */
 function createLogger(binary: Binary, level: string): Logger {
   const options = { name: binary, level, redact: ['*.password', '*.token', 'config.store.postgres.password'] };
-  if (!process.stdout.isTTY) return pino(options);
+  if (!process.stdout.isTTY) return pino(options, pino.destination({ dest: 1, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }));
   let pretty: ((options: PrettyOptions) => DestinationStream) | undefined;
   try {
     // Resolved at run time, so the bundle does not carry it and an install without it runs.

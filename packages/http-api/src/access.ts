@@ -50,9 +50,18 @@ const callers = new WeakMap<Request, Caller>();
  * `callerOf`. A loopback caller is admin (when configured so) whatever it sends; a bearer token
  * that does not verify is a 401; no token (or another scheme) leaves the caller anonymous.
  * Forwarding headers are never looked at: only the connection's own address counts.
+ * Returns a promise only when a token has to be verified; every other caller is known at once,
+ * and waiting on a promise per request would cost more than telling them apart.
  */
-export async function authenticate(req: Request, options: AccessOptions): Promise<void> {
-  callers.set(req, await identifyCaller(req, options));
+export function authenticate(req: Request, options: AccessOptions): Promise<void> | undefined {
+  const caller = identifyCaller(req, options);
+  if (!(caller instanceof Promise)) {
+    callers.set(req, caller);
+    return undefined;
+  }
+  return caller.then((verified) => {
+    callers.set(req, verified);
+  });
 }
 
 /** The caller `authenticate` established for this request. */
@@ -64,14 +73,18 @@ export function callerOf(req: Request): Caller {
 
 const unauthenticated = () => new DomainError('unauthenticated', 'Unauthenticated', { title: 'Invalid authentication data' });
 
-async function identifyCaller(req: Request, options: AccessOptions): Promise<Caller> {
+function identifyCaller(req: Request, options: AccessOptions): Caller | Promise<Caller> {
   if (isInternalRequest(req)) return ADMIN;
   if (options.localhostIsAdmin && LOOPBACK.has(req.socket.remoteAddress ?? '')) return ADMIN;
   if (options.clientCertsAreAdmins && (req.socket as TLSSocket).authorized === true) return ADMIN;
-  const authorization = req.get('authorization');
+  const authorization = req.headers.authorization;
   if (!authorization?.startsWith('Bearer ')) return ANONYMOUS;
   if (!options.tokens) throw unauthenticated();
-  const verified = await options.tokens.verifyUserToken(authorization.slice('Bearer '.length).trim());
+  return verifyToken(options.tokens, authorization.slice('Bearer '.length).trim());
+}
+
+async function verifyToken(tokens: TokenService, token: string): Promise<Caller> {
+  const verified = await tokens.verifyUserToken(token);
   if (!verified.ok) throw unauthenticated();
   return { name: verified.claims.name, groups: [...verified.claims.groups.filter((g) => g !== AUTHENTICATED), AUTHENTICATED] };
 }

@@ -9,7 +9,7 @@ import { sendDomainError, sendError } from './errors.js';
 import { DEFAULT_API_LIMITS, limitConcurrentRequests } from './limits.js';
 import { addApiDescriptionRoutes } from './openapi/routes.js';
 import { mediaTypeOf } from './route-doc.js';
-import { allowedMethods, RouteTable, type Method, type Route } from './route-table.js';
+import { RouteTable, type Method, type Route, type RouteMatch } from './route-table.js';
 import { forwardToZone } from './zone-forwarding.js';
 
 export type { ApiContext, ControlPlaneInfo, Logger, RequestObserver } from './context.js';
@@ -46,32 +46,49 @@ export function createRouteTable(ctx: ApiContext, extendRoutes?: (table: RouteTa
 /** Builds the REST API as an Express app from its dependencies. */
 export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): Express {
   const table = createRouteTable(ctx, extendRoutes);
+  const admit = limitConcurrentRequests(ctx.limits?.maxConcurrentRequests ?? DEFAULT_API_LIMITS.maxConcurrentRequests);
+  const { requestLogger, observeRequest } = ctx;
+
+  /** Establishes the caller, then answers from the zone that owns the proxy (on a global) or from the route's handler. */
+  const serve = async (req: Request, res: Response, match: RouteMatch, route: Route): Promise<void> => {
+    try {
+      // Only a bearer token takes a promise to check; the other callers are known at once.
+      const verifying = authenticate(req, ctx.access);
+      if (verifying) await verifying;
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      sendDomainError(res, 'get', error);
+      return;
+    }
+    if (ctx.zoneAdmin && (await forwardToZone(ctx, match, req, res))) return;
+    await route.handler(req, res, match.params);
+  };
 
   const app = express();
   app.disable('x-powered-by');
   // ETags hash every body: on a 40 KB list page that costs more than half the throughput.
   app.set('etag', false);
   app.set('query parser', 'simple');
-  if (ctx.requestLogger) app.use(ctx.requestLogger);
-  app.use(limitConcurrentRequests(ctx.limits?.maxConcurrentRequests ?? DEFAULT_API_LIMITS.maxConcurrentRequests));
-
-  app.use((req: Request, res: Response, next) => {
+  // One middleware for the whole request path (log, limit, metrics, routing): every router layer a
+  // request passes through costs Express a path match and a chain of calls.
+  app.use((req: Request, res: Response, next: (error?: unknown) => void) => {
+    requestLogger?.(req, res);
+    if (!admit(res)) return;
     const match = table.match(req.path);
-    if (ctx.observeRequest) {
-      const observe = ctx.observeRequest;
+    if (observeRequest) {
       const started = process.hrtime.bigint();
       // Unknown paths are one route, so scanners cannot grow the metrics without bound.
       const route = match?.template ?? 'unknown';
-      res.once('finish', () => observe({ route, method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - started) / 1e9 }));
+      res.on('finish', () => observeRequest({ route, method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - started) / 1e9 }));
     }
-    if (applyCors(req, res, ctx.corsAllowedDomains, match && allowedMethods(match))) return;
+    if (applyCors(req, res, ctx.corsAllowedDomains, match?.allow)) return;
     if (!match) {
       sendError(res, 404, 'Not Found', 'Page Not Found');
       return;
     }
     const route = ROUTED_METHODS.has(req.method) ? match.routes.get(req.method as Method) : undefined;
     if (!route) {
-      res.setHeader('Allow', allowedMethods(match));
+      res.setHeader('Allow', match.allow);
       sendError(res, 405, 'Method not Allowed', 'Method not allowed');
       return;
     }
@@ -79,15 +96,7 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       sendError(res, 406, 'Not Acceptable', `Not Acceptable. Available representations: ${[...new Set(['application/json', mediaTypeOf(route.doc)])].join(', ')}`);
       return;
     }
-    authenticate(req, ctx.access).then(
-      async () => {
-        if (!(await forwardToZone(ctx, match, req, res))) await route.handler(req, res, match.params);
-      },
-      (error: unknown) => {
-        if (!(error instanceof DomainError)) throw error;
-        sendDomainError(res, 'get', error);
-      },
-    ).catch(next);
+    serve(req, res, match, route).catch(next);
   });
 
   app.use((error: unknown, _req: Request, res: Response, _next: (error?: unknown) => void) => {

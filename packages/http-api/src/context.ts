@@ -66,6 +66,6 @@ export interface ApiContext {
   zoneAdmin?: ZoneAdmin;
   /** Body size and requests in flight (docs/api.md, Limits); the defaults where left out. */
   limits?: Partial<ApiLimits>;
-  /** Runs first for every request (the request log). */
-  requestLogger?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  /** Called first for every request (the request log); it may set headers and listen for the answer. */
+  requestLogger?: (req: IncomingMessage, res: ServerResponse) => void;
 }

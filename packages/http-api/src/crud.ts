@@ -157,7 +157,8 @@ async function listResources(ctx: ApiContext, pages: ListPageCache, kind: AnyKin
 
 async function getResource(ctx: ApiContext, kind: AnyKind, req: Request, res: Response, params: Params) {
   requireAccess(callerOf(req), kind);
-  const format = typeof req.query.format === 'string' ? req.query.format : '';
+  const requested = req.query.format;
+  const format = typeof requested === 'string' ? requested : '';
   if (!FORMATS.has(format)) {
     throw invalidResource([{ field: '', message: '"format" must be one of ["k8s", "kubernetes", "universal"]' }], 'invalid format');
   }

@@ -47,12 +47,11 @@ describe('limitConcurrentRequests', () => {
     const held: ServerResponse[] = [];
     const limit = limitConcurrentRequests(2);
     const url = await listen(
-      createServer((req, res) =>
-        limit(req, res, () => {
-          if (req.url === '/hold') held.push(res);
-          else res.end('ok');
-        }),
-      ),
+      createServer((req, res) => {
+        if (!limit(res)) return;
+        if (req.url === '/hold') held.push(res);
+        else res.end('ok');
+      }),
     );
     const holding = [fetch(`${url}/hold`), fetch(`${url}/hold`)];
     while (held.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -66,7 +65,9 @@ describe('limitConcurrentRequests', () => {
 
   it('lets every request through with 0', async () => {
     const limit = limitConcurrentRequests(0);
-    const url = await listen(createServer((req, res) => limit(req, res, () => setTimeout(() => res.end('ok'), 20))));
+    const url = await listen(createServer((_req, res) => {
+        if (limit(res)) setTimeout(() => res.end('ok'), 20);
+      }));
     const replies = await Promise.all(Array.from({ length: 20 }, () => fetch(url)));
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200));
   });

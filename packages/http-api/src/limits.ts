@@ -14,27 +14,31 @@ export interface ApiLimits {
 
 export const DEFAULT_API_LIMITS: ApiLimits = { maxRequestBodySize: 8 * 1024 * 1024, maxConcurrentRequests: 0 };
 
-type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+/** Lets a request through (true), or answers it at once (false). */
+export type RequestGate = (res: ServerResponse) => boolean;
+
+const admitEvery: RequestGate = () => true;
 
 /**
  * Counts the requests in flight and refuses one beyond `max` with 503 and the standard body before
  * it does any work, so a flood cannot pile up work (and memory) without bound. A request leaves
  * the count when its answer is sent or its connection is gone.
  */
-export function limitConcurrentRequests(max: number): Middleware {
-  if (max === 0) return (_req, _res, next) => next();
+export function limitConcurrentRequests(max: number): RequestGate {
+  if (max === 0) return admitEvery;
   let inFlight = 0;
-  return (_req, res, next) => {
+  const leave = () => inFlight--;
+  return (res) => {
     if (inFlight >= max) {
       res.statusCode = 503;
       res.setHeader('Content-Type', 'application/json');
       res.setHeader('Retry-After', '1');
       res.end(JSON.stringify(errorBody(503, 'Service Unavailable', `Too many requests in flight (at most ${max}); try again later`)));
-      return;
+      return false;
     }
     inFlight++;
-    res.once('close', () => inFlight--);
-    next();
+    res.once('close', leave);
+    return true;
   };
 }
 

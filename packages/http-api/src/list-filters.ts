@@ -27,16 +27,18 @@ const GATEWAY_FILTERS: Record<string, ListFilter['gateway']> = { true: 'any', fa
  */
 export function parseListFilter(req: Request, kind: AnyKind, routeTemplate: string): ListFilter {
   const filter: ListFilter = {};
-  const name = queryValues(req.query.name)[0];
+  // Express parses the query string again on every read of `req.query`.
+  const query = req.query;
+  const name = queryValues(query.name)[0];
   if (name) filter.nameContains = name;
 
   if (kind.tagSets) {
-    const wanted = parseTagFilter(queryValues(req.query.tag));
+    const wanted = parseTagFilter(queryValues(query.tag));
     if (Object.keys(wanted).length > 0) filter.tags = wanted;
   }
 
   if (kind.gatewayType) {
-    const gateway = (queryValues(req.query.gateway)[0] ?? '').toLowerCase();
+    const gateway = (queryValues(query.gateway)[0] ?? '').toLowerCase();
     if (gateway !== '') {
       if (!Object.hasOwn(GATEWAY_FILTERS, gateway)) {
         throw invalidResource([{ field: `${routeTemplate}.gateway`, message: `shoud use \`true\`, \`false\`, 'builtin' or 'delegated' instead of ${gateway}` }]);

@@ -51,7 +51,9 @@ function keyOfCursor(text: string): PageKey | undefined {
 
 /** Reads `size` and `offset` (an index or a cursor); `title` is the title of the endpoint's errors. */
 export function parsePage(req: Request, title = 'Could not retrieve resources'): Page {
-  const sizeText = firstQueryValue(req.query.size);
+  // Express parses the query string again on every read of `req.query`.
+  const query = req.query;
+  const sizeText = firstQueryValue(query.size);
   let size = DEFAULT_PAGE_SIZE;
   if (sizeText !== undefined && sizeText !== '') {
     if (!/^\d+$/.test(sizeText)) {
@@ -65,7 +67,7 @@ export function parsePage(req: Request, title = 'Could not retrieve resources'):
       });
     }
   }
-  const offsetText = firstQueryValue(req.query.offset);
+  const offsetText = firstQueryValue(query.offset);
   if (offsetText === undefined || offsetText === '') return { offset: 0, size };
   const invalid = () => new DomainError('bad_request', 'Invalid offset', { title, violations: [{ field: 'offset', message: 'Invalid format' }] });
   if (offsetText.startsWith(CURSOR)) {

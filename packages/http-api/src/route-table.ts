@@ -26,15 +26,19 @@ interface Node {
   paramNames: string[];
   /** The path of the routes ending here, as declared (`/meshes/{mesh}/dataplanes/{name}`). */
   template: string;
+  /** The Allow header value of the routes ending here, kept as routes are added rather than joined per request. */
+  allow: string;
 }
 
-const newNode = (): Node => ({ literals: new Map(), routes: new Map(), paramNames: [], template: '' });
+const newNode = (): Node => ({ literals: new Map(), routes: new Map(), paramNames: [], template: '', allow: '' });
 
 export interface RouteMatch {
   params: Params;
   routes: ReadonlyMap<Method, Route>;
   /** The declared path that matched, for metrics and logs (no resource names in it). */
   template: string;
+  /** The Allow header value: the path's methods, in the order added. */
+  allow: string;
 }
 
 export class RouteTable {
@@ -61,6 +65,7 @@ export class RouteTable {
     node.routes.set(route.method, route);
     node.paramNames = paramNames;
     node.template = route.path;
+    node.allow = [...node.routes.keys()].join(', ');
     this.added.push(route);
     return this;
   }
@@ -72,16 +77,18 @@ export class RouteTable {
 
   /** The routes of the path (decoded segments; a trailing slash is ignored), or undefined. */
   match(path: string): RouteMatch | undefined {
-    const segments = splitPath(path).map(decodeSegment);
-    if (segments.some((s) => s === undefined)) return undefined;
+    const segments = splitPath(path);
+    for (let i = 0; i < segments.length; i++) {
+      const decoded = decodeSegment(segments[i]!);
+      if (decoded === undefined) return undefined;
+      segments[i] = decoded;
+    }
     const captured: string[] = [];
-    const node = walk(this.root, segments as string[], 0, captured);
+    const node = walk(this.root, segments, 0, captured);
     if (!node) return undefined;
     const params: Params = {};
-    node.paramNames.forEach((name, i) => {
-      params[name] = captured[i]!;
-    });
-    return { params, routes: node.routes, template: node.template };
+    for (let i = 0; i < node.paramNames.length; i++) params[node.paramNames[i]!] = captured[i]!;
+    return { params, routes: node.routes, template: node.template, allow: node.allow };
   }
 }
 
@@ -101,18 +108,21 @@ function walk(node: Node, segments: string[], at: number, captured: string[]): N
   return undefined;
 }
 
+/** The segments between the leading and trailing slashes. */
 function splitPath(path: string): string[] {
-  const trimmed = path.replace(/^\/+/, '').replace(/\/+$/, '');
-  return trimmed === '' ? [] : trimmed.split('/');
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 0x2f) start++;
+  while (end > start && path.charCodeAt(end - 1) === 0x2f) end--;
+  return start === end ? [] : path.slice(start, end).split('/');
 }
 
+/** A segment without escapes is its own decoding: most are, and decoding is a call into the runtime. */
 function decodeSegment(segment: string): string | undefined {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {
     return undefined;
   }
 }
-
-/** The Allow header value of a matched path. */
-export const allowedMethods = (match: RouteMatch): string => [...match.routes.keys()].join(', ');

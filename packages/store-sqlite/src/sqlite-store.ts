@@ -71,6 +71,8 @@ export class SqliteResourceStore implements ResourceStore {
   private readonly events = new EventEmitter();
   private readonly index = new ResourceIndex();
   private readonly statements;
+  /** Runs writes in one transaction with their change-log rows; built once, as better-sqlite3 builds four wrappers per `transaction()`. */
+  private readonly transact: (writes: () => void) => ResourceChange[];
   private revision = 0;
   private prunedThrough = 0;
 
@@ -128,6 +130,13 @@ export class SqliteResourceStore implements ResourceStore {
         .values({ revision: placeholder('revision'), type: placeholder('type'), mesh: placeholder('mesh'), name: placeholder('name'), operation: placeholder('operation') })
         .prepare(),
     };
+    this.transact = this.sqlite.transaction((writes: () => void) => {
+      writes();
+      const numbered = this.pending.map(({ change }, i) => ({ ...change, revision: this.revision + i + 1 }));
+      for (const change of numbered) this.statements.record.run(change);
+      this.prune(numbered.at(-1)?.revision ?? this.revision);
+      return numbered;
+    });
     try {
       this.loadAll();
     } catch (error) {
@@ -273,13 +282,7 @@ export class SqliteResourceStore implements ResourceStore {
     this.pending = [];
     let committed: ResourceChange[];
     try {
-      committed = this.sqlite.transaction(() => {
-        writes();
-        const numbered = this.pending.map(({ change }, i) => ({ ...change, revision: this.revision + i + 1 }));
-        for (const change of numbered) this.statements.record.run(change);
-        this.prune(numbered.at(-1)?.revision ?? this.revision);
-        return numbered;
-      })();
+      committed = this.transact(writes);
     } catch (error) {
       // Rolled back: memory, revisions and listeners are as they were.
       throw storageFault(error) ?? error;

@@ -147,6 +147,15 @@ describe('GET /meshes/{mesh}/dataplanes/{name}/policies', () => {
       total: 1,
       items: [{ type: 'dataplane', matchedPolicies: { TrafficTrace: [await entity(api, 'traffic-traces/trace-all')] } }],
     });
+    // A matched policy written again (same selectors, new labels) shows as it is now.
+    await api.put('/meshes/demo/traffic-traces/trace-all', { type: 'TrafficTrace', mesh: 'demo', name: 'trace-all', labels: { team: 'edge' }, selectors: [ANY] });
+    const rewritten = await entity(api, 'traffic-traces/trace-all');
+    expect(rewritten).toMatchObject({ labels: { team: 'edge' } });
+    expectJson(await api.get('/meshes/demo/dataplanes/lone-1/policies'), 200, {
+      kind: 'SidecarDataplane',
+      total: 1,
+      items: [{ type: 'dataplane', matchedPolicies: { TrafficTrace: [rewritten] } }],
+    });
   });
 
   it('answers 404 for an unknown mesh or dataplane', async () => {

@@ -17,7 +17,17 @@ import {
   zoneEgressKind,
   zoneIngressKind,
 } from '@mesh/model';
-import { type AnyPolicy, type AnyTargetRefPolicy, describeGateway, listAttachments, listRuleItems, type PolicyKind, withTargetRefPolicies } from '@mesh/policy-matcher';
+import {
+  type AnyPolicy,
+  type AnyTargetRefPolicy,
+  describeGateway,
+  listAttachments,
+  listRuleItems,
+  type MatchedPolicies,
+  type PolicyKind,
+  type TargetRefMatch,
+  withTargetRefPolicies,
+} from '@mesh/policy-matcher';
 import { type MeshProxies, storedPolicyOf } from '@mesh/proxy-config';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
@@ -44,6 +54,25 @@ async function meshProxies(ctx: ApiContext, req: Request, mesh: string, title: s
 /** A matched policy as `GET` of it returns it (the seed's full entity, not the reference's meta). */
 const policyEntity = (policy: AnyPolicy | AnyTargetRefPolicy, kind: PolicyKind | TargetRefPolicyKind): unknown => JSON.parse(resourceJson(getKind(kind), storedPolicyOf(policy)));
 
+/**
+ * The `/policies` body of each sidecar, kept with the match objects it was built from. The proxy
+ * configuration replaces a proxy's matches whenever a change can alter them (and never changes
+ * them in place), so the same objects always give the same bytes: a proxy polled again costs a
+ * lookup instead of parsing and encoding every matched policy.
+ */
+const sidecarPoliciesJson = new WeakMap<MatchedPolicies, { targetRef: TargetRefMatch | undefined; json: string }>();
+
+function sidecarPolicies(policies: MatchedPolicies, targetRef: TargetRefMatch | undefined): string {
+  const cached = sidecarPoliciesJson.get(policies);
+  if (cached && cached.targetRef === targetRef) return cached.json;
+  // The targetRef policies selecting the proxy attach to it as a whole (docs/insights.md, Inspection).
+  const legacy = listAttachments(policies, policyEntity);
+  const items = targetRef ? withTargetRefPolicies(legacy, targetRef, policyEntity) : legacy;
+  const json = JSON.stringify({ kind: 'SidecarDataplane', total: items.length, items });
+  sidecarPoliciesJson.set(policies, { targetRef, json });
+  return json;
+}
+
 async function dataplanePolicies(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const mesh = await meshProxies(ctx, req, params.mesh!, 'Could not build MeshContext');
   const match = mesh.match(params.name!);
@@ -52,11 +81,7 @@ async function dataplanePolicies(ctx: ApiContext, req: Request, res: Response, p
     sendJson(res, 200, JSON.stringify(describeGateway(match.gateway, policyEntity)));
     return;
   }
-  // The targetRef policies selecting the proxy attach to it as a whole (docs/insights.md, Inspection).
-  const targetRef = mesh.targetRefMatch(params.name!);
-  const legacy = listAttachments(match.policies, policyEntity);
-  const items = targetRef ? withTargetRefPolicies(legacy, targetRef, policyEntity) : legacy;
-  sendJson(res, 200, JSON.stringify({ kind: 'SidecarDataplane', total: items.length, items }));
+  sendJson(res, 200, sidecarPolicies(match.policies, mesh.targetRefMatch(params.name!)));
 }
 
 async function dataplaneRules(ctx: ApiContext, req: Request, res: Response, params: Params) {

@@ -5,27 +5,10 @@
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callThroughTimes, type DataplaneProcess, eventually, requireEnvoy, startApp, startDataplane, startMeshDataplane } from './testing/envoy.js';
+import { callThroughTimes, clientDataplane, type DataplaneProcess, eventually, requireEnvoy, startApp, startDataplane, startMeshDataplane } from './testing/envoy.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 const envoy = requireEnvoy('egress-envoy.e2e');
-
-const WEB = `type: Dataplane
-mesh: default
-name: {{ name }}
-networking:
-  address: 127.0.0.1
-  inbound:
-    - port: {{ port }}
-      servicePort: {{ appPort }}
-      tags:
-        mesh.io/service: web
-        mesh.io/protocol: http
-  outbound:
-    - port: {{ outboundPort }}
-      tags:
-        mesh.io/service: ext
-`;
 
 const EGRESS = `type: ZoneEgress
 name: {{ name }}
@@ -83,7 +66,7 @@ beforeAll(async () => {
   const web = await startApp('web');
   apps.push(web.server);
   outboundPort = await freePort();
-  proxies.push(await startMeshDataplane(cp, envoy!, WEB, { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) }));
+  proxies.push(await startMeshDataplane(cp, envoy!, clientDataplane('web', { ext: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) }));
 }, 180_000);
 
 afterAll(async () => {

@@ -3,29 +3,12 @@
 // TrafficPermission removed denies it; a deleted backend leaves web's Envoy; insights follow.
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND_DATAPLANE, callThroughTimes, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
+import { BACKEND_DATAPLANE, callThroughTimes, clientDataplane, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 const envoy = requireEnvoy('envoy.e2e');
 
 type Instance = Awaited<ReturnType<typeof startControlPlane>>;
-
-const WEB = `type: Dataplane
-mesh: default
-name: {{ name }}
-networking:
-  address: 127.0.0.1
-  inbound:
-    - port: {{ port }}
-      servicePort: {{ appPort }}
-      tags:
-        mesh.io/service: web
-        mesh.io/protocol: http
-  outbound:
-    - port: {{ outboundPort }}
-      tags:
-        mesh.io/service: backend
-`;
 
 let cp: Instance;
 let outboundPort: number;
@@ -74,7 +57,7 @@ beforeAll(async () => {
   const web = await startApp('web');
   apps.push(web.server);
   outboundPort = await freePort();
-  await startProxy(WEB, { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) });
+  await startProxy(clientDataplane('web', { backend: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) });
 }, 120_000);
 
 afterAll(async () => {

@@ -8,33 +8,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND_DATAPLANE, callThroughTimes, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
+import { BACKEND_DATAPLANE, callThroughTimes, clientDataplane, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 const envoy = requireEnvoy('target-ref-envoy.e2e');
 
 type Instance = Awaited<ReturnType<typeof startControlPlane>>;
-
-/** A client: its own service, an outbound to backend, and one to `db` (TCP, no instances). */
-const CLIENT = `type: Dataplane
-mesh: default
-name: {{ name }}
-networking:
-  address: 127.0.0.1
-  inbound:
-    - port: {{ port }}
-      servicePort: {{ appPort }}
-      tags:
-        mesh.io/service: {{ service }}
-        mesh.io/protocol: http
-  outbound:
-    - port: {{ outboundPort }}
-      tags:
-        mesh.io/service: backend
-    - port: {{ dbPort }}
-      tags:
-        mesh.io/service: db
-`;
 
 let cp: Instance;
 const apps: Server[] = [];
@@ -75,7 +54,7 @@ async function startClient(service: string): Promise<void> {
   const outboundPort = await freePort();
   outboundPorts.set(service, outboundPort);
   const vars = { name: `${service}-1`, service, port: String(await freePort()), appPort: String(app.port), outboundPort: String(outboundPort), dbPort: String(await freePort()) };
-  await startProxy(CLIENT, vars);
+  await startProxy(clientDataplane('{{ service }}', { backend: 'outboundPort', db: 'dbPort' }), vars);
 }
 
 const adminGet = async (name: string, path: string) => (await fetch(`http://127.0.0.1:${proxies.get(name)!.adminPort}${path}`)).text();

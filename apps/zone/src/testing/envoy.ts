@@ -81,6 +81,27 @@ networking:
         version: {{ version }}
 `;
 
+/**
+ * A client of other services (a template for `mesh-dp`): its own HTTP service on `port` in front of
+ * the app on `appPort`, and an outbound to each service of `outbounds` on the port its variable names.
+ */
+export function clientDataplane(service: string, outbounds: Readonly<Record<string, string>>): string {
+  const outboundLines = Object.entries(outbounds).map(([target, variable]) => `    - port: {{ ${variable} }}\n      tags:\n        mesh.io/service: ${target}\n`);
+  return `type: Dataplane
+mesh: default
+name: {{ name }}
+networking:
+  address: 127.0.0.1
+  inbound:
+    - port: {{ port }}
+      servicePort: {{ appPort }}
+      tags:
+        mesh.io/service: ${service}
+        mesh.io/protocol: http
+  outbound:
+${outboundLines.join('')}`;
+}
+
 export interface DataplaneProcess {
   readonly name: string;
   readonly adminPort: number;

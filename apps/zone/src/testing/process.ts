@@ -12,7 +12,7 @@ export const BINARIES = {
   'mesh-global': join(repoRoot, 'apps', 'global', 'dist', 'main.js'),
 } as const;
 
-export function freePort(): Promise<number> {
+function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -22,6 +22,19 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Ports handed out by this test process: one not bound yet may be offered again by the system. */
+const handedOut = new Set<number>();
+
+/** A free port on loopback, never one this process was given before (ports taken in a row for one proxy must differ). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await anyFreePort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
 }
 
 export interface ControlPlaneProcess {

@@ -35,6 +35,8 @@ async function topology() {
   track(z1.client);
   track(z2.client);
   await eventually(() => z1.client.connected && z2.client.connected, 'both zones to connect');
+  // A zone takes dataplanes of the meshes it holds: every test starts once the mesh is there.
+  await eventually(async () => (await get(zone1, 'Mesh', '', 'default')) && (await get(zone2, 'Mesh', '', 'default')), 'the mesh to reach both zones');
   return { global, server, port, metrics, zone1, zone2, z1, z2 };
 }
 

@@ -18,7 +18,7 @@ import {
 import { type Cluster, FILTER, type JsonObject, type Listener, socketAddress, TYPE, type TypedObject, typedExtension } from './envoy.js';
 import { accessLog, fractionalPercent, localRateLimitFilter, retryPolicy, routeRateLimit, tcpProxy, tracing, type WeightedCluster } from './filters.js';
 import { tlsInspector } from './inbound.js';
-import { destinationClusterName, serializeTagsHeader, TAGS_HEADER } from './names.js';
+import { destinationClusterName, gatewayListenerName, serializeTagsHeader, TAGS_HEADER } from './names.js';
 import { configureMeshTls, renderServiceCluster, serviceLoadAssignment } from './outbound.js';
 import { parseProtocol, type Protocol } from './protocol.js';
 import { isExternalService, type ProxyState } from './proxy-state.js';
@@ -31,8 +31,6 @@ export const UNRESOLVED_BACKEND_SERVICE = 'mesh.io/unresolved-backend';
 const EMPTY_GATEWAY_MESSAGE = 'This is a MeshGateway. No routes match this MeshGateway!\n';
 const CONNECTION_BUFFER_LIMIT = 32_768;
 const STREAM_IDLE_TIMEOUT = '5s';
-
-const listenerName = (gateway: string, listener: GatewayListener): string => `${gateway}:${listener.protocol}:${listener.port}`;
 
 /** The protocol a destination is spoken in: its protocol tag, else the kind of its route. */
 const destinationProtocol = (destination: GatewayDestination): Protocol => parseProtocol(destination.tags[PROTOCOL_TAG] ?? destination.protocol ?? 'http');
@@ -243,7 +241,7 @@ function downstreamTls(state: ProxyState, host: GatewayHost): JsonObject | undef
 }
 
 function gatewayListener(state: ProxyState, resources: ResourceSet, match: GatewayMatch, gateway: string, listener: GatewayListener): Listener | undefined {
-  const name = listenerName(gateway, listener);
+  const name = gatewayListenerName(gateway, listener.protocol, listener.port);
   const filterChains: JsonObject[] = [];
   if (listener.protocol === 'HTTP' || listener.protocol === 'HTTPS') {
     const routeConfig: TypedObject = {

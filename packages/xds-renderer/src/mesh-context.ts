@@ -118,6 +118,15 @@ export function objectId(value: object | undefined): number {
   return id;
 }
 
+export type AvailableService = NonNullable<ZoneIngressSpec['availableServices']>[number];
+
+/** A zone ingress of another zone, at its advertised address, with the services of one mesh it offers. */
+export interface RemoteIngress {
+  readonly address: string;
+  readonly port: number;
+  readonly services: readonly AvailableService[];
+}
+
 export class MeshContext {
   readonly name: string;
   readonly spec: MeshSpec;
@@ -131,6 +140,7 @@ export class MeshContext {
   private readonly externalEndpoints = new Map<ExternalServiceResource, Endpoint | undefined>();
   private readonly loadAssignments = new Map<string, ClusterLoadAssignment>();
   private readonly sharedResources = new Map<string, Listener | Cluster>();
+  private remoteIngressList: readonly RemoteIngress[] | undefined;
 
   constructor(state: MeshState) {
     const { snapshot } = state;
@@ -240,23 +250,37 @@ export class MeshContext {
     return endpoints;
   }
 
+  /**
+   * The zone ingresses of other zones, one per advertised address (instances behind one load
+   * balancer share it), each with its available services of this mesh; only those offering any
+   * service. Ingresses route by SNI, which needs mTLS: none without it.
+   */
+  remoteIngresses(): readonly RemoteIngress[] {
+    if (this.remoteIngressList) return this.remoteIngressList;
+    const list: RemoteIngress[] = [];
+    const seen = new Set<string>();
+    if (this.mtls) {
+      for (const ingress of this.state.zoneIngresses ?? []) {
+        const zone = ingress.spec.zone ?? '';
+        if (zone === '' || zone === (this.state.localZone ?? '')) continue;
+        const { advertisedAddress = '', advertisedPort = 0 } = ingress.spec.networking ?? {};
+        if (advertisedAddress === '' || advertisedPort === 0) continue;
+        const coordinates = `${advertisedAddress}:${advertisedPort}`;
+        const services = ingress.spec.availableServices ?? [];
+        if (seen.has(coordinates) || services.length === 0) continue;
+        seen.add(coordinates);
+        list.push({ address: advertisedAddress, port: advertisedPort, services: services.filter((available) => (available.mesh ?? '') === this.name) });
+      }
+    }
+    this.remoteIngressList = list;
+    return list;
+  }
+
   /** Services of other zones, reached at their zone ingress (or through this zone's egresses); returns the ingress count. */
   private addRemoteIngressEndpoints(add: (service: string, endpoint: Endpoint) => void): number {
-    // Ingresses route by SNI, which needs mTLS.
-    if (!this.mtls) return 0;
-    const seen = new Set<string>();
-    for (const ingress of this.state.zoneIngresses ?? []) {
-      const zone = ingress.spec.zone ?? '';
-      if (zone === '' || zone === (this.state.localZone ?? '')) continue;
-      const { advertisedAddress = '', advertisedPort = 0 } = ingress.spec.networking ?? {};
-      if (advertisedAddress === '' || advertisedPort === 0) continue;
-      // Several instances behind one load balancer share the address: one endpoint is enough.
-      const coordinates = `${advertisedAddress}:${advertisedPort}`;
-      if (seen.has(coordinates)) continue;
-      const services = ingress.spec.availableServices ?? [];
-      if (services.length > 0) seen.add(coordinates);
-      for (const available of services) {
-        if ((available.mesh ?? '') !== this.name) continue;
+    const ingresses = this.remoteIngresses();
+    for (const ingress of ingresses) {
+      for (const available of ingress.services) {
         const tags = available.tags ?? {};
         const service = tags[SERVICE_TAG] ?? '';
         if (this.zoneEgressEnabled) {
@@ -265,11 +289,11 @@ export class MeshContext {
             add(service, { address, port, tags, weight: 1, ...(available.externalService ? { externalService: NO_TLS } : {}) });
           }
         } else {
-          add(service, { address: advertisedAddress, port: advertisedPort, tags, weight: available.instances ?? 0 });
+          add(service, { address: ingress.address, port: ingress.port, tags, weight: available.instances ?? 0 });
         }
       }
     }
-    return seen.size;
+    return ingresses.length;
   }
 
   private buildExternalServiceEndpoint(externalService: ExternalServiceResource): Endpoint | undefined {

@@ -110,3 +110,12 @@ export function sniFromTags(tags: TagMap): string {
 export const meshSpiffePrefix = (mesh: string): string => `spiffe://${mesh}/`;
 export const serviceSpiffeId = (mesh: string, service: string): string => `spiffe://${mesh}/${service}`;
 export const tagIdentity = (key: string, value: string): string => `mesh://${key}/${value}`;
+
+/** A builtin gateway's listener of one port: `<gateway>:<PROTOCOL>:<port>`. */
+export const gatewayListenerName = (gateway: string, protocol: string, port: number): string => `${gateway}:${protocol}:${port}`;
+
+/** The protocol and port a gateway listener's name carries; undefined for another name. */
+export function gatewayListenerOf(name: string): { protocol: string; port: number } | undefined {
+  const parts = /:([A-Z]+):(\d+)$/.exec(name);
+  return parts ? { protocol: parts[1] ?? '', port: Number(parts[2]) } : undefined;
+}

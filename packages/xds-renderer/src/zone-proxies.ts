@@ -2,14 +2,14 @@
 // listener whose chains pick a mesh service by SNI, and a `<mesh>:<service>` cluster per service.
 // Ingresses pass mTLS through to local dataplanes; egresses pass it through to other zones'
 // ingresses, and terminate it to call external services.
-import { DataplaneSpecSchema, type MeshLoadBalancingStrategyConf, SERVICE_TAG, type TagMap, type ZoneIngressSpec } from '@mesh/model';
+import { DataplaneSpecSchema, type MeshLoadBalancingStrategyConf, SERVICE_TAG, type TagMap } from '@mesh/model';
 import { computeRule, type DataplaneResource, matchPolicies, type PolicyOf, type TargetRefIndex, type TargetRefPolicyOf, zoneEgressRulesOf } from '@mesh/policy-matcher';
 import { renderAdminCluster } from './auxiliary.js';
 import { configureEds, configureProvidedEndpoints, configureUpstreamHttpFor, newCluster } from './clusters.js';
 import { type Cluster, type ClusterLoadAssignment, FILTER, type JsonObject, type Listener, socketAddress, TYPE, typedExtension } from './envoy.js';
 import { httpConnectionManager, httpConnectionManagerFilter, rbacFilter, tcpProxy } from './filters.js';
 import { tlsInspector } from './inbound.js';
-import { buildLoadAssignment, type Endpoint, type MeshContext, type ZoneEgressResource, type ZoneIngressResource } from './mesh-context.js';
+import { type AvailableService, buildLoadAssignment, type Endpoint, type MeshContext, type ZoneEgressResource, type ZoneIngressResource } from './mesh-context.js';
 import { inboundListenerName, meshClusterName, outboundRouteName, sniFromTags, sortedTagKeys, tagsKey, tagsWithout } from './names.js';
 import { commonProtocolOf, isHttpLike } from './protocol.js';
 import { configureInlineEndpoints, isLocalityAware, localityAwareAssignment } from './plugins/mesh-load-balancing-strategy.js';
@@ -23,8 +23,6 @@ export interface ZoneProxyMetadata {
   /** Egress only: the mesh certificate per mesh, to render the Secrets its mTLS refers to. */
   readonly identities?: ReadonlyMap<string, MeshIdentity>;
 }
-
-type AvailableService = NonNullable<ZoneIngressSpec['availableServices']>[number];
 
 const byName = <T extends { name: string }>(items: T[]): T[] => items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
@@ -210,12 +208,9 @@ function remoteServices(context: MeshContext): { available: AvailableService[]; 
   const available: AvailableService[] = [];
   const endpoints = new Map<string, Endpoint[]>();
   const seen = new Set<string>();
-  for (const ingress of context.state.zoneIngresses ?? []) {
-    const zone = ingress.spec.zone ?? '';
-    const { advertisedAddress = '', advertisedPort = 0 } = ingress.spec.networking ?? {};
-    if (zone === '' || zone === (context.state.localZone ?? '') || advertisedAddress === '' || advertisedPort === 0) continue;
-    for (const service of ingress.spec.availableServices ?? []) {
-      if ((service.mesh ?? '') !== context.name || service.externalService) continue;
+  for (const ingress of context.remoteIngresses()) {
+    for (const service of ingress.services) {
+      if (service.externalService) continue;
       const tags = service.tags ?? {};
       const name = tags[SERVICE_TAG] ?? '';
       const key = tagsKey(tags);
@@ -223,7 +218,7 @@ function remoteServices(context: MeshContext): { available: AvailableService[]; 
         seen.add(key);
         available.push(service);
       }
-      endpoints.set(name, [...(endpoints.get(name) ?? []), { address: advertisedAddress, port: advertisedPort, tags, weight: service.instances ?? 0 }]);
+      endpoints.set(name, [...(endpoints.get(name) ?? []), { address: ingress.address, port: ingress.port, tags, weight: service.instances ?? 0 }]);
     }
   }
   return { available, endpoints };

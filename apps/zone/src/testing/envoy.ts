@@ -66,26 +66,12 @@ export async function startApp(name: string): Promise<{ port: number; server: Se
   return { port, server };
 }
 
-/** A `backend` instance of the given version, its proxy on `port` in front of the app on `appPort` (a template for `mesh-dp`). */
-export const BACKEND_DATAPLANE = `type: Dataplane
-mesh: default
-name: {{ name }}
-networking:
-  address: 127.0.0.1
-  inbound:
-    - port: {{ port }}
-      servicePort: {{ appPort }}
-      tags:
-        mesh.io/service: backend
-        mesh.io/protocol: http
-        version: {{ version }}
-`;
-
 /**
- * A client of other services (a template for `mesh-dp`): its own HTTP service on `port` in front of
- * the app on `appPort`, and an outbound to each service of `outbounds` on the port its variable names.
+ * A Dataplane template for `mesh-dp`: an HTTP service with `tags` on `port` in front of the app on
+ * `appPort`, and an outbound to each service of `outbounds` on the port its variable names.
  */
-export function clientDataplane(service: string, outbounds: Readonly<Record<string, string>>): string {
+function dataplaneTemplate(tags: Readonly<Record<string, string>>, outbounds: Readonly<Record<string, string>> = {}): string {
+  const tagLines = Object.entries({ 'mesh.io/protocol': 'http', ...tags }).map(([key, value]) => `        ${key}: ${value}\n`);
   const outboundLines = Object.entries(outbounds).map(([target, variable]) => `    - port: {{ ${variable} }}\n      tags:\n        mesh.io/service: ${target}\n`);
   return `type: Dataplane
 mesh: default
@@ -96,11 +82,14 @@ networking:
     - port: {{ port }}
       servicePort: {{ appPort }}
       tags:
-        mesh.io/service: ${service}
-        mesh.io/protocol: http
-  outbound:
-${outboundLines.join('')}`;
+${tagLines.join('')}${outboundLines.length > 0 ? `  outbound:\n${outboundLines.join('')}` : ''}`;
 }
+
+/** A `backend` instance of the version `{{ version }}`. */
+export const BACKEND_DATAPLANE = dataplaneTemplate({ 'mesh.io/service': 'backend', version: '{{ version }}' });
+
+/** A client of other services: its own `service`, and an outbound to each service of `outbounds` on the port its variable names. */
+export const clientDataplane = (service: string, outbounds: Readonly<Record<string, string>>): string => dataplaneTemplate({ 'mesh.io/service': service }, outbounds);
 
 export interface DataplaneProcess {
   readonly name: string;

@@ -14,7 +14,7 @@ import {
 } from '@mesh/policy-matcher';
 import { type Cluster, FILTER, HTTP_PROTOCOL_OPTIONS_KEY, type JsonObject, type JsonValue, type Listener } from '../envoy.js';
 import { splitHostPort } from '../mesh-context.js';
-import { inboundListenerName, outboundListenerName } from '../names.js';
+import { gatewayListenerOf, inboundListenerName, outboundListenerName } from '../names.js';
 import { parseProtocol, type Protocol } from '../protocol.js';
 import { protocolOfServices, type ProxyState } from '../proxy-state.js';
 import { type Entry, ORIGIN, type ResourceSet } from '../resource-set.js';
@@ -118,10 +118,12 @@ const GATEWAY_PROTOCOLS: Readonly<Record<string, Protocol>> = { HTTP: 'http', HT
 
 /** A builtin gateway's listeners (`<gateway>:<PROTOCOL>:<port>`), each with its route configuration. */
 export function gatewayListenerSites(input: PluginInput): GatewayListenerSite[] {
+  // Sidecars have none: their renders skip the walk over every listener.
+  if (!input.state.policies.isBuiltinGateway) return [];
   return input.resources.listeners.ofOrigin(ORIGIN.gateway).map((listener) => {
-    const [, protocol = '', port = '0'] = /:([A-Z]+):(\d+)$/.exec(listener.name) ?? [];
+    const { protocol = '', port = 0 } = gatewayListenerOf(listener.name) ?? {};
     const routeConfig = input.resources.routes.get(listener.name);
-    return { listener, port: Number(port), protocol: GATEWAY_PROTOCOLS[protocol] ?? 'unknown', routeConfig: routeConfig?.origin === ORIGIN.gateway ? routeConfig.resource : undefined };
+    return { listener, port, protocol: GATEWAY_PROTOCOLS[protocol] ?? 'unknown', routeConfig: routeConfig?.origin === ORIGIN.gateway ? routeConfig.resource : undefined };
   });
 }
 
@@ -135,6 +137,7 @@ function upstreamProtocolOf(cluster: Cluster): Protocol {
 
 /** A builtin gateway's destination clusters, each with its service and the protocol it speaks upstream (a TCP route's is TCP). */
 export function gatewayClusters(input: PluginInput): Array<{ cluster: Cluster; service: string; protocol: Protocol }> {
+  if (!input.state.policies.isBuiltinGateway) return [];
   return input.resources.clusters.ofOrigin(ORIGIN.gateway).map((entry) => ({ cluster: entry.resource, service: serviceOfClusterName(entry.name), protocol: upstreamProtocolOf(entry.resource) }));
 }
 

@@ -283,3 +283,27 @@ describe('edge cases', () => {
     expect([...matched.ownServices]).toEqual(['edge']);
   });
 });
+
+describe('instances of a service matched under one index', () => {
+  const instance = (name: string, address: string, version: string) =>
+    dataplane(name, {
+      address,
+      inbound: [{ port: 8080, tags: { [SERVICE_TAG]: 'web', version } }],
+      outbound: [{ port: name === 'web-2' ? 20001 : 10001, tags: { [SERVICE_TAG]: 'backend' } }],
+    });
+  const snapshot = snapshotOf({
+    Timeout: [timeout('t-all', ANY, ANY), timeout('t-v2', service('web', { version: 'v2' }), ANY)],
+    TrafficPermission: [connection('TrafficPermission', 'tp-v2', ANY, service('web', { version: 'v2' }))],
+  });
+
+  it('share the policies of equal tags and keep their own interfaces; other tags match apart', () => {
+    const [one, two, three] = [instance('web-1', '10.0.0.1', 'v1'), instance('web-2', '10.0.0.2', 'v1'), instance('web-3', '10.0.0.3', 'v2')].map((proxy) =>
+      matchPolicies(proxy, snapshot),
+    );
+    expect([one, two, three].map((matched) => matched?.dataplane.name)).toEqual(['web-1', 'web-2', 'web-3']);
+    expect([one, two, three].map((matched) => matched?.inbounds[0]?.name)).toEqual(['10.0.0.1:8080:8080', '10.0.0.2:8080:8080', '10.0.0.3:8080:8080']);
+    expect([one, two, three].map((matched) => matched?.outbounds[0]?.name)).toEqual(['127.0.0.1:10001', '127.0.0.1:20001', '127.0.0.1:10001']);
+    expect([one, two, three].map((matched) => matched?.outbounds[0]?.timeout?.name)).toEqual(['t-all', 't-all', 't-v2']);
+    expect([one, two, three].map((matched) => matched?.inbounds[0]?.trafficPermission?.name)).toEqual([undefined, undefined, 'tp-v2']);
+  });
+});

@@ -131,6 +131,13 @@ class ProxiesByService {
   }
 }
 
+function sameMembers(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a === b) return true;
+  if (a.size !== b.size) return false;
+  for (const member of a) if (!b.has(member)) return false;
+  return true;
+}
+
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
@@ -563,6 +570,11 @@ export class MeshProxies {
   }
 
   private fileByServices(entry: ProxyEntry, services: ProxyServices): void {
+    // A re-match usually reaches the same services: the entry stays where it is filed.
+    if (entry.services && sameMembers(entry.services.own, services.own) && sameMembers(entry.services.reached, services.reached)) {
+      entry.services = services;
+      return;
+    }
     this.unfile(entry);
     entry.services = services;
     this.byOwnService.add(services.own, entry);

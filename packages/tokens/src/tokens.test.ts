@@ -100,6 +100,9 @@ describe('TokenService', () => {
     await manager.remove(getKind('GlobalSecret'), { mesh: '', name: 'user-token-signing-key-1' });
     expect(await tokens.verifyUserToken(before)).toMatchObject({ ok: false, reason: expect.stringContaining('KID 1') });
     expect((await tokens.verifyUserToken(after)).ok).toBe(true);
+    // A token verified before is checked again once its key is replaced under the same name.
+    await manager.apply(getKind('GlobalSecret'), { mesh: '', name: 'user-token-signing-key-2' }, { type: 'GlobalSecret', name: 'user-token-signing-key-2', data: await generateSigningKeyData() });
+    expect(await tokens.verifyUserToken(after)).toEqual({ ok: false, reason: 'token signature is invalid' });
   });
 
   it('bootstraps keys and the admin token; a zone issues no zone tokens', async () => {

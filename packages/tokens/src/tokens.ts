@@ -1,6 +1,6 @@
 // Issuing and verifying the control plane's JWTs (docs/tokens.md): RS256, the signing key's
 // serial as `kid`, capitalised custom claims, `jti`/`iat`/`nbf`/`exp`; revocation by `jti`.
-import { randomUUID } from 'node:crypto';
+import { type KeyObject, randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { keyPlace, missingKeyMessage, SigningKeys, type KeyPlace, type TokenKind } from './signing-keys.js';
 
@@ -29,6 +29,25 @@ export class SigningKeyNotFound extends Error {}
 export type Verification<T> = { ok: true; claims: T } | { ok: false; reason: string };
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/**
+ * Tokens whose signature a key verified, with their claims: proxies present the same token on
+ * every stream and at every re-check, and an RSA verification costs far more than this lookup.
+ * Kept per key object, so a rotated or removed key takes its entries with it; bounded, oldest out.
+ */
+const verifiedByKey = new WeakMap<KeyObject, Map<string, JWTPayload>>();
+const VERIFIED_PER_KEY_LIMIT = 20_000;
+
+/** Whether claims verified earlier still hold at `now` for the time checks (`exp`, `nbf`). */
+const stillInTime = (payload: JWTPayload, now: number): boolean =>
+  (typeof payload.exp !== 'number' || payload.exp > now) && (typeof payload.nbf !== 'number' || payload.nbf <= now);
+
+function rememberVerified(key: KeyObject, jwt: string, payload: JWTPayload): void {
+  let verified = verifiedByKey.get(key);
+  if (!verified) verifiedByKey.set(key, (verified = new Map()));
+  if (verified.size >= VERIFIED_PER_KEY_LIMIT) verified.delete(verified.keys().next().value as string);
+  verified.set(jwt, payload);
+}
 
 export interface TokenServiceOptions {
   keys: SigningKeys;
@@ -146,8 +165,13 @@ export class TokenService {
     const key = kid >= 0 ? await this.keys.publicKey(place, kid) : undefined;
     if (!key) return { ok: false, reason: missingKeyMessage(place, Math.max(kid, 0)) };
     try {
-      const { payload } = await jwtVerify(jwt, key, { algorithms: ['RS256'], currentDate: this.now() });
       const now = seconds(this.now());
+      let payload = verifiedByKey.get(key)?.get(jwt);
+      if (!payload || !stillInTime(payload, now)) {
+        // Out of its time window, the full check below says why.
+        payload = (await jwtVerify(jwt, key, { algorithms: ['RS256'], currentDate: this.now() })).payload;
+        rememberVerified(key, jwt, payload);
+      }
       if (typeof payload.iat === 'number' && payload.iat > now) return { ok: false, reason: 'token used before issued' };
       if (payload.jti && (await this.keys.revoked(place)).has(payload.jti)) return { ok: false, reason: 'token is revoked' };
       return { ok: true, payload };

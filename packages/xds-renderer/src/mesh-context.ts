@@ -139,7 +139,7 @@ export class MeshContext {
   readonly state: MeshState;
   private readonly externalEndpoints = new Map<ExternalServiceResource, Endpoint | undefined>();
   private readonly loadAssignments = new Map<string, ClusterLoadAssignment>();
-  private readonly sharedResources = new Map<string, Listener | Cluster>();
+  private readonly sharedResources = new Map<string, object>();
   private remoteIngressList: readonly RemoteIngress[] | undefined;
 
   constructor(state: MeshState) {
@@ -191,7 +191,7 @@ export class MeshContext {
    * mesh state, `key` naming every input beyond the mesh state. Shared, so read-only: the xDS
    * server encodes it once (docs/xds.md, Versions and nonces).
    */
-  shared<T extends Listener | Cluster>(key: string, build: () => T): T {
+  shared<T extends object>(key: string, build: () => T): T {
     let resource = this.sharedResources.get(key);
     if (resource === undefined) {
       resource = build();

@@ -411,4 +411,27 @@ function routeMatch(match: HttpRoute['match']): JsonObject {
   return result;
 }
 
-export const renderOutbounds = (state: ProxyState, options: OutboundOptions = {}): ReturnType<OutboundRenderer['render']> => new OutboundRenderer(state, options).render();
+export type RenderedOutbounds = ReturnType<OutboundRenderer['render']>;
+
+/**
+ * Renders the outbound side of a proxy. Proxies matched alike (`classKey`) with outbounds at the
+ * same addresses render it alike, unless a traffic log names their own address and log socket:
+ * they share one rendering per mesh state, read-only (docs/xds.md, Pushing changes).
+ */
+export function renderOutbounds(state: ProxyState, options: OutboundOptions = {}): RenderedOutbounds {
+  const render = () => new OutboundRenderer(state, options).render();
+  if (!state.shareResources) return render();
+  const { policies } = state;
+  const logged = policies.services.some((service) => service.trafficLog !== undefined);
+  const key = [
+    'outbounds',
+    policies.classKey,
+    policies.outbounds.map((outbound) => outbound.name).join(','),
+    Boolean(options.skipHttp),
+    state.transparentProxying,
+    state.ipv6,
+    logged ? state.address : '',
+    logged ? state.accessLogSocketPath : '',
+  ].join('\u0000');
+  return state.context.shared(key, render);
+}

@@ -41,6 +41,22 @@ describe('resources shared between proxies', () => {
     expect(json(second)).toEqual(json(renderProxyConfig({ context: prepareMeshContext(context.state), dataplane: web2 })));
   });
 
+  it('hands instances matched alike, with outbounds at the same addresses, one outbound rendering when nothing logs their address', () => {
+    const { state } = context;
+    const unlogged = prepareMeshContext({ ...state, snapshot: { ...state.snapshot, policies: { ...state.snapshot.policies, TrafficLog: [] } } });
+    const outbound = (config: ReturnType<typeof renderProxyConfig>, port: number) => config.listeners.find((listener) => listener.name === `outbound:127.0.0.1:${port}`);
+    const [first, second] = [web1, web2].map((proxy) => renderProxyConfig({ context: unlogged, dataplane: proxy }));
+    expect(outbound(first!, 10001)).toBeDefined();
+    expect(outbound(second!, 10001)).toBe(outbound(first!, 10001));
+    const networking = web1.spec.networking!;
+    const movedPort = dataplane('web-3', { ...networking, address: '10.0.0.10', outbound: networking.outbound!.map((entry, at) => (at === 0 ? { ...entry, port: 10011 } : entry)) });
+    const otherTags = dataplane('web-4', { ...networking, address: '10.0.0.11', inbound: networking.inbound!.map((entry) => ({ ...entry, tags: { ...entry.tags, version: 'v9' } })) });
+    for (const proxy of [web2, movedPort, otherTags]) {
+      expect(json(renderProxyConfig({ context: unlogged, dataplane: proxy }))).toEqual(json(renderProxyConfig({ context: prepareMeshContext(unlogged.state), dataplane: { ...proxy } })));
+    }
+    expect(outbound(renderProxyConfig({ context: unlogged, dataplane: movedPort }), 10011)).toBeDefined();
+  });
+
   it("keeps a proxy's own listeners while the mesh leaves them be, and renders them again once it moves them", () => {
     const { state } = context;
     const inbound = (config: ReturnType<typeof renderProxyConfig>) => config.listeners.find((listener) => listener.name.startsWith('inbound:'));

@@ -8,7 +8,8 @@
 // BENCH_CONNECTIONS for the concurrent scenarios (10), BENCH_CPU_PROF=<dir> to run the control
 // plane under `node --cpu-prof` and write its profiles there on exit, BENCH_ONLY=get,first,deep,
 // mesh-insight,service-insights,overview,overview-deep,global-insight,policies,update,create to run only
-// some scenarios (with a profile, to see one request's costs alone).
+// some scenarios (with a profile, to see one request's costs alone); MESH_RUNTIME_HEAP_GROWTH_PERCENT
+// is passed on to the control plane.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -126,6 +127,8 @@ async function startControlPlane(workDir) {
     MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
     MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
     MESH_DP_SERVER_PORT: '0',
+    // The heap setting under test, when one is given (docs/architecture.md, Memory).
+    ...(process.env.MESH_RUNTIME_HEAP_GROWTH_PERCENT ? { MESH_RUNTIME_HEAP_GROWTH_PERCENT: process.env.MESH_RUNTIME_HEAP_GROWTH_PERCENT } : {}),
   });
   const deadline = Date.now() + 30_000;
   for (;;) {

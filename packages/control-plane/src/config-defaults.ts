@@ -1,6 +1,6 @@
 // Every configuration key and its default. The layout is the reference's 2.5.0 one (product name
 // spelled `mesh`), plus this control plane's own keys (`store.sqlite`, `general.advertisedHostname`,
-// `runtime.shutdownTimeout`, the API server's limits). The type of each default is the type of the key: a number, a boolean,
+// `runtime.shutdownTimeout`, `runtime.heapGrowthPercent`, the API server's limits). The type of each default is the type of the key: a number, a boolean,
 // a list of strings, a duration (a string written as a Go duration, shown the way Go prints it) or
 // a string. Open maps and lists of numbers or objects of the reference (sidecar env vars, container
 // patches, static token keys, excluded ports, container resources) are left out: nothing here reads
@@ -116,6 +116,8 @@ export const DEFAULT_CONFIG = {
   },
   runtime: {
     shutdownTimeout: '10s',
+    // How far the JavaScript heap may grow past the data it holds after a full collection, in percent (0: the engine decides, up to 4x): docs/architecture.md, Memory.
+    heapGrowthPercent: 100,
     kubernetes: {
       controlPlaneServiceName: 'mesh-control-plane',
       serviceAccountName: 'system:serviceaccount:mesh-system:mesh-control-plane',

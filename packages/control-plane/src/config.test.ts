@@ -328,6 +328,11 @@ describe('limits (docs/api.md, Limits)', () => {
     expect(load().store.sqlite.maxSize).toBe(0);
   });
 
+  it('bound the heap to twice the live data by default (docs/architecture.md, Memory)', () => {
+    expect(load().runtime.heapGrowthPercent).toBe(100);
+    expect(shown({ MESH_RUNTIME_HEAP_GROWTH_PERCENT: '0' }).runtime.heapGrowthPercent).toBe(0);
+  });
+
   it('are set by their variables and shown by /config', () => {
     const env = {
       MESH_API_SERVER_READ_HEADER_TIMEOUT: '2s',
@@ -346,6 +351,8 @@ describe('limits (docs/api.md, Limits)', () => {
     [{ MESH_API_SERVER_MAX_REQUEST_BODY_SIZE: '0' }, 'apiServer.maxRequestBodySize: must be a positive number of bytes, got 0'],
     [{ MESH_API_SERVER_MAX_CONCURRENT_REQUESTS: '-5' }, 'apiServer.maxConcurrentRequests: cannot be negative (0 means no limit), got -5'],
     [{ MESH_STORE_SQLITE_MAX_SIZE: '-1' }, 'store.sqlite.maxSize: cannot be negative (0 means no cap), got -1'],
+    [{ MESH_RUNTIME_HEAP_GROWTH_PERCENT: '-1' }, 'runtime.heapGrowthPercent: must be a whole number in the range [0, 1000] (0 leaves it to the engine), got -1'],
+    [{ MESH_RUNTIME_HEAP_GROWTH_PERCENT: '5000' }, 'runtime.heapGrowthPercent: must be a whole number in the range [0, 1000] (0 leaves it to the engine), got 5000'],
   ])('refuse %j', (env, message) => {
     expect(() => load(env)).toThrow(message);
   });

@@ -163,6 +163,8 @@ function checkLimits(config: ControlPlaneConfig): void {
   if (maxRequestBodySize <= 0) throw new ConfigError(`apiServer.maxRequestBodySize: must be a positive number of bytes, got ${maxRequestBodySize}`);
   if (maxConcurrentRequests < 0) throw new ConfigError(`apiServer.maxConcurrentRequests: cannot be negative (0 means no limit), got ${maxConcurrentRequests}`);
   if (config.store.sqlite.maxSize < 0) throw new ConfigError(`store.sqlite.maxSize: cannot be negative (0 means no cap), got ${config.store.sqlite.maxSize}`);
+  const { heapGrowthPercent } = config.runtime;
+  if (!Number.isInteger(heapGrowthPercent) || heapGrowthPercent < 0 || heapGrowthPercent > 1000) throw new ConfigError(`runtime.heapGrowthPercent: must be a whole number in the range [0, 1000] (0 leaves it to the engine), got ${heapGrowthPercent}`);
 }
 
 /** A zone control plane needs a name that is one DNS label (synced names are `<zone>.<name>`) and its global's address. */

@@ -1,6 +1,7 @@
 // The command line of both binaries: parse flags, load configuration, run until a signal.
 import { Command, Option } from 'commander';
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions } from 'pino-pretty';
 import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
@@ -125,6 +126,9 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
     logger.fatal({ err: error }, 'invalid configuration');
     process.exit(1);
   }
+
+  // The engine reads this at every full collection, so setting it now takes effect (docs/architecture.md, Memory).
+  if (config.runtime.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.runtime.heapGrowthPercent}`);
 
   let running: Awaited<ReturnType<typeof startControlPlane>>;
   try {

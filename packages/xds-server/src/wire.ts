@@ -11,33 +11,57 @@ export interface EncodedResource {
   readonly digest: string;
 }
 
-function varint(value: number): Buffer {
-  const bytes: number[] = [];
-  let rest = value;
-  while (rest > 0x7f) {
-    bytes.push((rest & 0x7f) | 0x80);
-    rest = Math.floor(rest / 128);
-  }
-  bytes.push(rest);
-  return Buffer.from(bytes);
-}
-
-/** A length-delimited field (wire type 2): strings, bytes and messages. */
-function lengthDelimited(field: number, payload: Buffer): Buffer[] {
-  return [varint((field << 3) | 2), varint(payload.length), payload];
-}
-
 const text = (value: string): Buffer => Buffer.from(value, 'utf8');
 
 const encodedByObject = new WeakMap<object, EncodedResource>();
 
 /**
  * Encodings by content. Proxies of one service render equal outbound listeners, and the consumers
- * of a service equal clusters: after a change each distinct resource is encoded once, not once
- * per proxy. Bounded: the oldest entries go first (a re-render refreshes what is still in use).
+ * of a service equal clusters; a new mesh state renders its shared resources again, mostly equal
+ * to the last ones: each distinct resource is encoded once, not once per proxy or state. Bounded
+ * by bytes in two generations: new entries go to the current one, which becomes the previous one
+ * once it holds `GENERATION_BYTES` (the one before it is dropped), and an entry read from the
+ * previous one moves back, so what the configurations in use hold stays.
  */
-const encodedByContent = new Map<string, EncodedResource>();
-const CONTENT_CACHE_LIMIT = 50_000;
+const GENERATION_BYTES = 16 * 1024 * 1024;
+let currentByContent = new Map<string, EncodedResource>();
+let previousByContent = new Map<string, EncodedResource>();
+let currentBytes = 0;
+
+function rememberByContent(content: string, encoded: EncodedResource): void {
+  if (currentBytes >= GENERATION_BYTES) {
+    previousByContent = currentByContent;
+    currentByContent = new Map();
+    currentBytes = 0;
+  }
+  currentByContent.set(content, encoded);
+  currentBytes += encoded.any.length + content.length;
+}
+
+function encodedWithContent(content: string): EncodedResource | undefined {
+  const current = currentByContent.get(content);
+  if (current) return current;
+  const previous = previousByContent.get(content);
+  if (previous) rememberByContent(content, previous);
+  return previous;
+}
+
+/**
+ * google.protobuf.Any: type_url (1), value (2). In a buffer of its own: encodings live long in the
+ * caches above, and a small buffer from Node's shared pool would keep its whole 8 KB slab alive.
+ */
+function anyOf(typeUrl: string, message: Uint8Array): Buffer {
+  const typeBytes = Buffer.byteLength(typeUrl);
+  const any = Buffer.allocUnsafeSlow(2 + varintLength(typeBytes) + typeBytes + varintLength(message.length) + message.length);
+  let offset = 0;
+  any[offset++] = (1 << 3) | 2;
+  offset = writeVarint(any, offset, typeBytes);
+  offset += any.write(typeUrl, offset, 'utf8');
+  any[offset++] = (2 << 3) | 2;
+  offset = writeVarint(any, offset, message.length);
+  any.set(message, offset);
+  return any;
+}
 
 /**
  * A rendered resource as an `Any` (type URL and message bytes). Resources are read-only and often
@@ -48,16 +72,13 @@ export function encodeResource(name: string, resource: Record<string, unknown>):
   if (known && known.name === name) return known;
   // Keyed by a digest of the JSON: the text itself would hold kilobytes per entry.
   const content = hash('sha256', `${name}\u0000${JSON.stringify(resource)}`, 'base64');
-  let encoded = encodedByContent.get(content);
-  if (encoded) {
-    encodedByContent.delete(content);
-  } else {
+  let encoded = encodedWithContent(content);
+  if (!encoded) {
     const typeUrl = String(resource['@type']);
-    const any = Buffer.concat([...lengthDelimited(1, text(typeUrl)), ...lengthDelimited(2, Buffer.from(encodeMessage(name, resource)))]);
+    const any = anyOf(typeUrl, encodeMessage(name, resource));
     encoded = { name, any, digest: hash('sha256', any, 'base64url').slice(0, 16) };
-    if (encodedByContent.size >= CONTENT_CACHE_LIMIT) encodedByContent.delete(encodedByContent.keys().next().value as string);
+    rememberByContent(content, encoded);
   }
-  encodedByContent.set(content, encoded);
   encodedByObject.set(resource, encoded);
   return encoded;
 }

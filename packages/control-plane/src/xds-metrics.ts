@@ -42,19 +42,19 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
     collect: () => flushObservations(),
   });
   const generationErrors = new Counter({ name: 'xds_generation_errors', help: 'Proxy configurations that could not be computed', registers: [registry] });
-  const sent = new Counter({
+  const sent: Counter<'type_url'> = new Counter({
     name: 'xds_responses_sent',
     help: 'Discovery responses sent to proxies, by type',
     labelNames: ['type_url'],
     registers: [registry],
-    collect: () => pendingSent.flushInto(sent),
+    collect: (): void => pendingSent.flushInto(sent),
   });
-  const confirmations = new Counter({
+  const confirmations: Counter<'type_url' | 'confirmation'> = new Counter({
     name: 'xds_requests_received',
     help: 'Acknowledgements (ACK) and rejections (NACK) of discovery responses, by type',
     labelNames: ['type_url', 'confirmation'],
     registers: [registry],
-    collect: () => pendingConfirmations.flushInto(confirmations),
+    collect: (): void => pendingConfirmations.flushInto(confirmations),
   });
   const delivery = new Summary({
     name: 'xds_delivery',

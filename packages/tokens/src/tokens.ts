@@ -33,7 +33,8 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 /**
  * Tokens whose signature a key verified, with their claims: proxies present the same token on
  * every stream and at every re-check, and an RSA verification costs far more than this lookup.
- * Kept per key object, so a rotated or removed key takes its entries with it; bounded, oldest out.
+ * Kept per key object, so a rotated or removed key takes its entries with it. Bounded: a full map
+ * starts again empty (evicting from a Map's front one at a time slows as deleted slots pile up).
  */
 const verifiedByKey = new WeakMap<KeyObject, Map<string, JWTPayload>>();
 const VERIFIED_PER_KEY_LIMIT = 20_000;
@@ -45,7 +46,7 @@ const stillInTime = (payload: JWTPayload, now: number): boolean =>
 function rememberVerified(key: KeyObject, jwt: string, payload: JWTPayload): void {
   let verified = verifiedByKey.get(key);
   if (!verified) verifiedByKey.set(key, (verified = new Map()));
-  if (verified.size >= VERIFIED_PER_KEY_LIMIT) verified.delete(verified.keys().next().value as string);
+  if (verified.size >= VERIFIED_PER_KEY_LIMIT) verified.clear();
   verified.set(jwt, payload);
 }
 

@@ -130,7 +130,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
 
     const ports: RunningControlPlane['ports'] = {};
     const api = config.apiServer;
-    const serverOptions = apiServerOptions(config);
+    const serverOptions = { ...apiServerOptions(config), ...app.serverOptions };
     if (api.http.enabled) {
       const server = createHttpServer(serverOptions, app);
       guardConnections(server);

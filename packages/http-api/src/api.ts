@@ -1,5 +1,6 @@
 import { DomainError } from '@mesh/model';
 import express, { type Express, type Request, type Response } from 'express';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticate } from './access.js';
 import { applyCors } from './cors.js';
 import type { ApiContext } from './context.js';
@@ -43,8 +44,39 @@ export function createRouteTable(ctx: ApiContext, extendRoutes?: (table: RouteTa
   return table;
 }
 
-/** Builds the REST API as an Express app from its dependencies. */
-export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): Express {
+/** What http(s).createServer takes to have its requests and responses born with the API's methods. */
+export interface ApiServerOptions {
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+}
+
+/** The REST API as a request listener, and the server options it answers fastest under. */
+export interface ApiApp {
+  (req: IncomingMessage, res: ServerResponse): void;
+  readonly serverOptions: ApiServerOptions;
+}
+
+/**
+ * Request and response classes carrying Express's request and response methods, bound to `app`
+ * (its settings: query parser, JSON formatting). Express itself swaps the prototype of every request
+ * and response it handles, which halves what Node's HTTP server can serve (docs/architecture.md,
+ * "Request path"); a server made with these classes creates them with the methods already there.
+ */
+function expressClasses(app: Express): ApiServerOptions {
+  class ApiRequest extends IncomingMessage {}
+  class ApiResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
+  for (const [target, methods] of [
+    [ApiRequest.prototype, express.request],
+    [ApiResponse.prototype, express.response],
+  ] as const) {
+    for (const key of Reflect.ownKeys(methods)) Object.defineProperty(target, key, Object.getOwnPropertyDescriptor(methods, key)!);
+    Object.defineProperty(target, 'app', { value: app, configurable: true, enumerable: true, writable: true });
+  }
+  return { IncomingMessage: ApiRequest, ServerResponse: ApiResponse };
+}
+
+/** Builds the REST API from its dependencies: Express's request and response, our route table. */
+export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): ApiApp {
   const table = createRouteTable(ctx, extendRoutes);
   const admit = limitConcurrentRequests(ctx.limits?.maxConcurrentRequests ?? DEFAULT_API_LIMITS.maxConcurrentRequests);
   const { requestLogger, observeRequest } = ctx;
@@ -65,13 +97,20 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
   };
 
   const app = express();
-  app.disable('x-powered-by');
   // ETags hash every body: on a 40 KB list page that costs more than half the throughput.
   app.set('etag', false);
   app.set('query parser', 'simple');
-  // One middleware for the whole request path (log, limit, metrics, routing): every router layer a
-  // request passes through costs Express a path match and a chain of calls.
-  app.use((req: Request, res: Response, next: (error?: unknown) => void) => {
+  const serverOptions = expressClasses(app);
+  const { IncomingMessage: ApiRequest, ServerResponse: ApiResponse } = serverOptions;
+
+  const failed = (error: unknown, res: Response): void => {
+    ctx.logger.error({ err: error }, 'request failed');
+    if (!res.headersSent) sendError(res, 500, 'Internal Server Error', 'Internal Server Error');
+    else res.end();
+  };
+
+  /** The whole request path in one function: log, limit, metrics, CORS, routing. */
+  const answer = (req: Request, res: Response): void => {
     requestLogger?.(req, res);
     if (!admit(res)) return;
     const match = table.match(req.path);
@@ -96,13 +135,25 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       sendError(res, 406, 'Not Acceptable', `Not Acceptable. Available representations: ${[...new Set(['application/json', mediaTypeOf(route.doc)])].join(', ')}`);
       return;
     }
-    serve(req, res, match, route).catch(next);
-  });
+    serve(req, res, match, route).catch((error: unknown) => failed(error, res));
+  };
 
-  app.use((error: unknown, _req: Request, res: Response, _next: (error?: unknown) => void) => {
-    ctx.logger.error({ err: error }, 'request failed');
-    if (!res.headersSent) sendError(res, 500, 'Internal Server Error', 'Internal Server Error');
-    else res.end();
-  });
-  return app;
+  const listener = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
+    // A server made without the API's classes (an internal socket, a test's) still gets their methods.
+    if (!(incoming instanceof ApiRequest)) Object.setPrototypeOf(incoming, ApiRequest.prototype);
+    if (!(outgoing instanceof ApiResponse)) Object.setPrototypeOf(outgoing, ApiResponse.prototype);
+    const req = incoming as Request;
+    const res = outgoing as Response;
+    // What Express's router would set before the first handler.
+    req.res = res;
+    res.req = req;
+    req.originalUrl = req.url;
+    req.baseUrl = '';
+    try {
+      answer(req, res);
+    } catch (error) {
+      failed(error, res);
+    }
+  };
+  return Object.assign(listener, { serverOptions });
 }

@@ -1,4 +1,4 @@
-export { createApiApp, createRouteTable, type ApiContext, type ControlPlaneInfo, type Logger, type RequestObserver } from './api.js';
+export { createApiApp, createRouteTable, type ApiApp, type ApiServerOptions, type ApiContext, type ControlPlaneInfo, type Logger, type RequestObserver } from './api.js';
 export { RouteTable, type Route, type Handler, type Params, type Method } from './route-table.js';
 export type { RouteDoc, QueryParameter, ResponseDoc, RouteExample, ErrorStatus } from './route-doc.js';
 export { buildOpenApiDocument } from './openapi/document.js';

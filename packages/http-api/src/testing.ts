@@ -125,7 +125,8 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     proxyConfigs,
     ...(options.limits ? { limits: options.limits } : {}),
   };
-  const server: Server = createServer(createApiApp(ctx));
+  const api = createApiApp(ctx);
+  const server: Server = createServer(api.serverOptions, api);
   guardConnections(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -7,8 +7,9 @@
 // Knobs (env): BENCH_DURATION seconds per measurement (5), BENCH_WARMUP seconds (1),
 // BENCH_CONNECTIONS for the concurrent scenarios (10), BENCH_CPU_PROF=<dir> to run the control
 // plane under `node --cpu-prof` and write its profiles there on exit, BENCH_ONLY=get,first,deep,
-// mesh-insight,service-insights,overview,overview-deep,global-insight,policies,update,create to run only
-// some scenarios (with a profile, to see one request's costs alone); MESH_RUNTIME_HEAP_GROWTH_PERCENT
+// mesh-insight,service-insights,overview,overview-deep,global-insight,policies,off-page-put,
+// first-after-change,update,create to run only some scenarios (with a profile, to see one
+// request's costs alone); MESH_RUNTIME_HEAP_GROWTH_PERCENT
 // is passed on to the control plane.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -269,6 +270,24 @@ function scenarios(captured) {
     { title: `GET ${GET_PATHS['overview-deep']}`, ...get('overview-deep') },
     { title: `GET ${GET_PATHS['global-insight']} (createdAt aside)`, ...get('global-insight'), normalize: (body) => body.replace(GLOBAL_INSIGHT_TIME, '') },
     { title: `GET ${GET_PATHS.policies}`, ...get('policies') },
+    // A page assembled again after a change: every write of a kind retires its cached pages, so a
+    // PUT of the last dataplane (off the first page, whose bytes stay the same) before each GET
+    // makes every GET assemble the page. The GET's own CPU is the pair's less the PUT's alone.
+    {
+      key: 'off-page-put',
+      title: `PUT update of ${dpName(DATAPLANES - 1)} (off the first page), sequential`,
+      connections: 1,
+      expectBody: '{}',
+      requests: () => putSequence(offPageDataplane),
+    },
+    {
+      key: 'first-after-change',
+      title: `GET list page, offset=0, each after that PUT (sequential pairs)`,
+      connections: 1,
+      expectBody: captured[GET_PATHS.first],
+      normalize: (body) => (body === '{}' ? captured[GET_PATHS.first] : body),
+      requests: () => [...putSequence(offPageDataplane), { method: 'GET', path: GET_PATHS.first }],
+    },
     {
       key: 'update',
       title: 'PUT update, sequential',
@@ -290,6 +309,9 @@ function scenarios(captured) {
     },
   ];
 }
+
+/** The last dataplane with a new address at each call. */
+const offPageDataplane = (c) => dataplane(DATAPLANES - 1, `10.${1 + (c % 250)}.${(DATAPLANES - 1) >> 8}.${(DATAPLANES - 1) & 255}`);
 
 function putSequence(bodyOf) {
   let count = 0;
@@ -365,7 +387,9 @@ function printScenario(scenario, results) {
   const target =
     scenario.key === 'update' || scenario.key === 'create'
       ? `target >= ${fmt(TARGETS.putPerSecond)}/s: ${verdict(cp.rps, TARGETS.putPerSecond)}`
-      : `target >= ${TARGETS.vsExpress} of express: ${verdict(vsExpress, TARGETS.vsExpress)}`;
+      : scenario.key === 'off-page-put' || scenario.key === 'first-after-change'
+        ? 'the GET alone is below'
+        : `target >= ${TARGETS.vsExpress} of express: ${verdict(vsExpress, TARGETS.vsExpress)}`;
   console.log(`  control plane / node:http ${ratio('node:http')}, / express ${ratio('express')}; ${target}`);
 }
 
@@ -433,6 +457,16 @@ async function main() {
       for (const [name, server] of Object.entries(servers)) results[name] = await measure(server, scenario, Object.values(servers));
       all[scenario.key] = results;
       printScenario(scenario, results);
+    }
+
+    if (all['off-page-put'] && all['first-after-change']) {
+      // Each pair is two requests: its CPU is twice the CPU per request measured.
+      const getCpu = (name) => 2 * all['first-after-change'][name].cpuUs - all['off-page-put'][name].cpuUs;
+      const cpGet = getCpu('control plane');
+      const vsExpress = getCpu('express') / cpGet;
+      console.log(
+        `\nGET list page assembled again after a change (a pair's CPU less the PUT's): control plane ${fmt(cpGet)} µs, node:http ${fmt(getCpu('node:http'))} µs, express ${fmt(getCpu('express'))} µs; express / control plane ${fmt(vsExpress, 2)}; target >= ${TARGETS.vsExpress} of express: ${verdict(vsExpress, TARGETS.vsExpress)}`,
+      );
     }
 
     for (const [first, deep, what] of [

@@ -106,13 +106,34 @@ const composed = (key: PageKey): string => `${key.mesh}\u0000${key.name}`;
  */
 export function nextPageUrl(req: Request, page: Page, listed: ListedPage): string | null {
   if (page.size === 0 || listed.last === undefined || listed.start + page.size >= listed.total) return null;
-  const raw = req.originalUrl;
-  const at = raw.indexOf('?');
-  const path = at === -1 ? raw : raw.slice(0, at);
-  const params = [...new URLSearchParams(at === -1 ? '' : raw.slice(at + 1))].filter(([key]) => key !== 'offset');
-  params.push(['offset', cursorOf(listed.last)]);
-  params.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}${path}?${formEncode(params)}`;
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}${nextPathAndQuery(req.originalUrl, cursorOf(listed.last))}`;
+}
+
+/**
+ * Next-page paths by request URL and cursor: a polled page asks for the same one again and again.
+ * Bounded in entries and in the length of the URLs kept.
+ */
+const nextPaths = new Map<string, string>();
+const MAX_NEXT_PATHS = 1024;
+const MAX_KEPT_URL = 512;
+
+function nextPathAndQuery(raw: string, cursor: string): string {
+  const key = `${raw}\u0000${cursor}`;
+  let next = nextPaths.get(key);
+  if (next === undefined) {
+    const at = raw.indexOf('?');
+    const path = at === -1 ? raw : raw.slice(0, at);
+    const params = [...new URLSearchParams(at === -1 ? '' : raw.slice(at + 1))].filter(([name]) => name !== 'offset');
+    params.push(['offset', cursor]);
+    params.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    next = `${path}?${formEncode(params)}`;
+    if (raw.length <= MAX_KEPT_URL) {
+      // Full: start again empty (clients walking many pages would otherwise only ever miss).
+      if (nextPaths.size >= MAX_NEXT_PATHS) nextPaths.clear();
+      nextPaths.set(key, next);
+    }
+  }
+  return next;
 }
 
 /** Form encoding as the reference's (Go `url.Values.Encode`): `*` escaped, `~` kept. */

@@ -114,6 +114,11 @@ export class ResourceManager {
     return this.options.store.get(keyOf(kind, mesh, name));
   }
 
+  /** Resources of one kind by mesh and name, in the order asked; undefined where there is none. */
+  getMany(kind: AnyKind, keys: ReadonlyArray<{ mesh: string; name: string }>): Promise<Array<StoredResource | undefined>> {
+    return this.options.store.getMany(keys.map(({ mesh, name }) => keyOf(kind, mesh, name)));
+  }
+
   list(query: ListQuery): Promise<ListPage> {
     return this.options.store.list(query);
   }

@@ -148,6 +148,10 @@ export class SqliteResourceStore implements ResourceStore {
     return this.index.get(key);
   }
 
+  async getMany(keys: readonly ResourceKey[]): Promise<Array<StoredResource | undefined>> {
+    return keys.map((key) => this.index.get(key));
+  }
+
   async list(query: ListQuery): Promise<ListPage> {
     return this.index.list(query);
   }

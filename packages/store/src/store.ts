@@ -101,6 +101,8 @@ export type ChangeListener = (change: ResourceChange) => void;
  */
 export interface ResourceStore {
   get(key: ResourceKey): Promise<StoredResource | undefined>;
+  /** Several keys at once, in their order (a page joining each item with its insight). */
+  getMany(keys: readonly ResourceKey[]): Promise<Array<StoredResource | undefined>>;
   list(query: ListQuery): Promise<ListPage>;
   count(type: string, mesh?: string): Promise<number>;
   /**

@@ -55,8 +55,8 @@ async function listOverviews(ctx: ApiContext, pages: AssembledPages, link: Insig
   const page = parsePage(req);
   const filter = parseListFilter(req, link.entity, template);
   const found = await ctx.manager.list({ type: link.entity.name, ...(mesh !== undefined ? { mesh } : {}), ...filter, ...page });
-  // One keyed read per item of the page, never the whole insight collection.
-  const insights = await Promise.all(found.items.map((entity) => ctx.manager.get(link.insight, entity.mesh, entity.name)));
+  // The insights of the page's items, never the whole insight collection.
+  const insights = await ctx.manager.getMany(link.insight, found.items);
   // A page polled again unchanged (same dataplanes, same insights) is sent as it was.
   const items = pages.items(`${link.entity.name}\u0000${req.originalUrl}`, [...found.items, ...insights], () =>
     joinItems(found.items.map((entity, i) => overviewListItem(link, entity, insights[i]))),

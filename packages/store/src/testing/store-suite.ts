@@ -40,6 +40,7 @@ export function describeResourceStore({ describe, it, expect }: TestFunctions, n
       const updated = await store.update({ ...route('default', 'r1', '{"a":2}'), version: 1 });
       expect(updated).toMatchObject({ spec: '{"a":2}', version: 2, labels: {}, creationTime: '2026-01-01T00:00:00.000Z', modificationTime: '2026-01-01T00:00:05.500Z' });
       expect(await store.get(key('default', 'r1'))).toEqual(updated);
+      expect(await store.getMany([key('default', 'nope'), key('default', 'r1'), { type: 'Timeout', mesh: 'default', name: 'r1' }])).toEqual([undefined, updated, undefined]);
       await expect(store.create(route('default', 'r1'))).rejects.toMatchObject({ code: 'already_exists' });
       await expect(store.update({ ...route('default', 'r1'), version: 1 })).rejects.toMatchObject({ code: 'conflict' });
       await expect(store.update({ ...route('default', 'nope'), version: 1 })).rejects.toMatchObject({ code: 'not_found' });

@@ -242,7 +242,7 @@ class AdsStream implements ConnectedProxy {
   private async checkAgain(request: DiscoveryRequest): Promise<void> {
     const session = this.session;
     if (!session) return;
-    const nodeId = typeof request.node?.id === 'string' ? request.node.id : '';
+    const nodeId = request.node_id ?? '';
     if (nodeId !== '' && nodeId !== session.node.id) {
       throw new StreamRefusal(
         `stream was authenticated for ID ${session.node.id}. Received request is for node with ID ${nodeId}. Node ID cannot be changed after stream is initialized`,

@@ -8,9 +8,11 @@ import type { EncodedResource } from './wire.js';
 import { encodeDiscoveryResponse } from './wire.js';
 import { SEND_ORDER, sentOnlyWhenNamed, type Snapshot, type TypeSnapshot, TYPE_URLS } from './snapshot.js';
 
-/** A decoded envoy.service.discovery.v3.DiscoveryRequest (proto field names). */
+/** A decoded envoy.service.discovery.v3.DiscoveryRequest (proto field names; src/wire.ts reads it). */
 export interface DiscoveryRequest {
   version_info?: string;
+  /** The node's id, whenever the request carries a node. */
+  node_id?: string;
   node?: Record<string, unknown>;
   resource_names?: string[];
   type_url?: string;
@@ -19,7 +21,9 @@ export interface DiscoveryRequest {
 }
 
 interface TypeState {
-  /** Names the proxy asked for; empty asks for all (listeners and clusters only). */
+  /** The names as the last request listed them: an ACK mostly repeats them. */
+  requestedNames: readonly string[];
+  /** Names the proxy asked for, distinct and sorted; empty asks for all (listeners and clusters only). */
   names: readonly string[];
   /** The names joined, naming the selection they make of a snapshot. */
   namesKey: string;
@@ -32,6 +36,10 @@ interface TypeState {
   lastSentAt: Date | undefined;
   /** The configuration the last response was taken from. */
   lastSentFrom: Snapshot | undefined;
+  /** The last selection made, of which type snapshot, by which names: every ACK reads it again. */
+  selection: Selection | undefined;
+  selectedFrom: TypeSnapshot | undefined;
+  selectedBy: string;
 }
 
 /** What a stream reports as it goes, for the insight. */
@@ -76,6 +84,7 @@ export class AdsTypeStates {
       // A proxy asks for a handful of types; one naming ever more keeps no more state for them.
       if (this.types.size >= MAX_TYPES) return false;
       state = {
+        requestedNames: [],
         names: [],
         namesKey: '',
         waiting: false,
@@ -85,6 +94,9 @@ export class AdsTypeStates {
         holdUntil: 0,
         lastSentAt: undefined,
         lastSentFrom: undefined,
+        selection: undefined,
+        selectedFrom: undefined,
+        selectedBy: '',
       };
       this.types.set(typeUrl, state);
     }
@@ -97,8 +109,12 @@ export class AdsTypeStates {
       this.events.responseAnswered(typeUrl, rejected, request.version_info ?? '', error, deliveryMs);
       if (rejected) state.holdUntil = this.now().getTime() + this.nackBackoffMs;
     }
-    state.names = [...new Set(request.resource_names ?? [])].sort();
-    state.namesKey = state.names.join('\u0000');
+    const requested = request.resource_names ?? [];
+    if (!sameList(requested, state.requestedNames)) {
+      state.requestedNames = requested;
+      state.names = [...new Set(requested)].sort();
+      state.namesKey = state.names.join('\u0000');
+    }
     state.waiting = true;
     return true;
   }
@@ -178,21 +194,24 @@ interface Selection {
 
 const NOTHING: Selection = { version: '', resources: [], names: '' };
 
-/** Selections made of each type's snapshot, by the names asked: a push reads one again at every ACK of the proxy. */
-const selections = new WeakMap<TypeSnapshot, Map<string, Selection>>();
-
+/** What the names asked of a type select of a snapshot; kept on the type's state, since every ACK reads it again. */
 function selectionOf(typeUrl: string, snapshot: Snapshot, state: TypeState): Selection {
   const typeSnapshot = snapshot.types.get(typeUrl);
   if (!typeSnapshot) return NOTHING;
-  let byNames = selections.get(typeSnapshot);
-  if (!byNames) selections.set(typeSnapshot, (byNames = new Map()));
-  let selection = byNames.get(state.namesKey);
-  if (!selection) {
-    const resources = selectResources(typeUrl, typeSnapshot.resources, state.names);
-    selection = { version: typeSnapshot.version, resources, names: resources.map((resource) => resource.name).join('\u0000') };
-    byNames.set(state.namesKey, selection);
-  }
+  if (state.selection && state.selectedFrom === typeSnapshot && state.selectedBy === state.namesKey) return state.selection;
+  const resources = selectResources(typeUrl, typeSnapshot.resources, state.names);
+  const selection = { version: typeSnapshot.version, resources, names: resources.map((resource) => resource.name).join('\u0000') };
+  state.selection = selection;
+  state.selectedFrom = typeSnapshot;
+  state.selectedBy = state.namesKey;
   return selection;
+}
+
+/** Whether two lists hold the same items in the same order. */
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Whether the type has been sent before and the selection holds a version or names not sent yet. */

@@ -12,16 +12,16 @@ import { AdsServer, type ConnectedProxy, type Logger } from './ads-server.js';
 import type { DiscoveryRequest } from './ads-stream.js';
 import { Authenticator, type AuthnType } from './auth.js';
 import { BootstrapGenerator, bootstrapHandler, type BootstrapSettings } from './bootstrap.js';
-import { decodeMessage, envoyRoot } from './envoy-protos.js';
+import { envoyRoot } from './envoy-protos.js';
 import { AdminUnavailable, fetchAdmin, isLoopback } from './envoy-admin.js';
 import { InsightWriter, SubscriptionFinalizer } from './insights.js';
 import { openDataplanePort, type DataplanePort } from './port.js';
 import { METADATA, RESOURCE_TYPE_OF } from './proxy-node.js';
 import { TYPE_URLS } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
+import { decodeDiscoveryRequest } from './wire.js';
 
 const ADS_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
-const DISCOVERY_REQUEST = 'envoy.service.discovery.v3.DiscoveryRequest';
 
 /** Which instance runs the work that must run once (the finalizer). */
 export interface Leadership {
@@ -101,7 +101,7 @@ export class DataplaneServer {
       ADS_PATH,
       (call: ServerDuplexStream<DiscoveryRequest, Buffer>) => ads.handleStream(call),
       (message: Buffer) => message,
-      (bytes: Buffer) => decodeMessage(DISCOVERY_REQUEST, bytes) as DiscoveryRequest,
+      (bytes: Buffer) => decodeDiscoveryRequest(bytes),
       'bidi',
     );
     // TLS is ended by the port: the gRPC server reads the plain HTTP/2 stream.

@@ -63,13 +63,20 @@ interface FieldPlan {
   readonly enumValues: Record<string, number> | undefined;
 }
 
-const plans = new WeakMap<ProtoType, Map<string, FieldPlan>>();
+/** How a message is written: its full name (protobufjs builds it from the parents at every read) and its fields. */
+interface MessagePlan {
+  readonly fullName: string;
+  /** By JSON name and by proto name. */
+  readonly fields: Map<string, FieldPlan>;
+}
+
+const plans = new WeakMap<ProtoType, MessagePlan>();
 
 /** A message's fields by JSON name and by proto name, each with what writing it takes (computed once per type). */
-function planOf(type: ProtoType): Map<string, FieldPlan> {
+function planOf(type: ProtoType): MessagePlan {
   let plan = plans.get(type);
   if (!plan) {
-    plan = new Map();
+    const fields = new Map<string, FieldPlan>();
     for (const field of type.fieldsArray) {
       const resolved = field.resolvedType;
       const entry: FieldPlan = {
@@ -80,9 +87,10 @@ function planOf(type: ProtoType): Map<string, FieldPlan> {
         message: resolved instanceof protobuf.Type ? resolved : undefined,
         enumValues: resolved instanceof protobuf.Enum ? resolved.values : undefined,
       };
-      plan.set(field.name, entry);
-      plan.set(jsonNameOf(field), entry);
+      fields.set(field.name, entry);
+      fields.set(jsonNameOf(field), entry);
     }
+    plan = { fullName: type.fullName, fields };
     plans.set(type, plan);
   }
   return plan;
@@ -163,13 +171,15 @@ function writeValue(writer: Writer, plan: FieldPlan, id: number, value: unknown,
 
 /** Writes the fields of a message given in proto3 JSON (the well-known types in their JSON forms). */
 function writeMessage(writer: Writer, type: ProtoType, value: unknown, path: string): void {
-  if (WRAPPER_TYPES.has(type.fullName)) {
+  const plan = planOf(type);
+  const { fullName } = plan;
+  if (WRAPPER_TYPES.has(fullName)) {
     const wrapped = type.fields.value?.type ?? 'string';
     writer.uint32((1 << 3) | (WIRE_TYPE[wrapped] ?? 2));
     writeScalar(writer, wrapped, value, path);
     return;
   }
-  switch (type.fullName) {
+  switch (fullName) {
     case '.google.protobuf.Duration': {
       const match = typeof value === 'string' ? DURATION.exec(value) : null;
       if (!match) fail(path, `expected a duration like "5s", got ${JSON.stringify(value)}`);
@@ -202,14 +212,13 @@ function writeMessage(writer: Writer, type: ProtoType, value: unknown, path: str
       writeStructValue(writer, value);
       return;
   }
-  if (!isObject(value)) fail(path, `expected an object for ${type.fullName}`);
-  const plan = planOf(type);
+  if (!isObject(value)) fail(path, `expected an object for ${fullName}`);
   for (const key in value) {
     const fieldValue = value[key];
     if (fieldValue === undefined || key === '@type') continue;
-    const field = plan.get(key);
+    const field = plan.fields.get(key);
     at.push(key);
-    if (!field) fail(path, `unknown field of ${type.fullName}`);
+    if (!field) fail(path, `unknown field of ${fullName}`);
     if (field.keyType !== undefined) {
       if (!isObject(fieldValue)) fail(path, 'expected an object (map)');
       for (const entryKey in fieldValue) {
@@ -298,8 +307,11 @@ function valueToJson(value: unknown): unknown {
 
 const DECODE_OPTIONS = { longs: String, enums: String, defaults: false, arrays: true, oneofs: false };
 
+const typesByName = new Map<string, ProtoType>();
+
 /** Decodes a message of the named type into a plain object with proto field names. */
 export function decodeMessage(typeName: string, bytes: Uint8Array): Record<string, unknown> {
-  const type = envoyRoot().lookupType(typeName);
+  let type = typesByName.get(typeName);
+  if (!type) typesByName.set(typeName, (type = envoyRoot().lookupType(typeName)));
   return type.toObject(type.decode(bytes), DECODE_OPTIONS);
 }

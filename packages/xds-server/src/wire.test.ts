@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMessage } from './envoy-protos.js';
-import { encodeDiscoveryResponse, encodeResource, versionOf } from './wire.js';
+import { decodeMessage, envoyRoot } from './envoy-protos.js';
+import { decodeDiscoveryRequest, encodeDiscoveryResponse, encodeResource, versionOf, WireFormatError } from './wire.js';
 
 const LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 const CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -89,5 +89,56 @@ describe('resources on the wire', () => {
     expect(response).toMatchObject({ version_info: 'v1', type_url: LISTENER, nonce: '7' });
     expect(response.resources).toHaveLength(2);
     expect(response.resources[1].type_url).toBe(LISTENER);
+  });
+});
+
+describe('discovery requests off the wire', () => {
+  const requestType = () => envoyRoot().lookupType('envoy.service.discovery.v3.DiscoveryRequest');
+  const encode = (request: Record<string, unknown>) => Buffer.from(requestType().encode(requestType().fromObject(request)).finish());
+
+  it('reads what protobufjs reads, the node decoded when asked for', () => {
+    const node = {
+      id: 'default.web-1',
+      cluster: 'web',
+      metadata: { fields: { dataplane: { stringValue: '{"type":"Dataplane"}' }, adminPort: { numberValue: 9901 } } },
+      user_agent_name: 'envoy',
+    };
+    const bytes = encode({
+      version_info: 'v1',
+      node,
+      resource_names: ['b', 'a', 'b'],
+      type_url: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+      response_nonce: '7',
+      error_detail: { code: -3, message: 'rejected: bad cluster' },
+      resource_locators: [{ name: 'ignored' }],
+    });
+    const read = decodeDiscoveryRequest(bytes);
+    const expected = decodeMessage('envoy.service.discovery.v3.DiscoveryRequest', bytes);
+    expect({
+      version_info: read.version_info,
+      resource_names: read.resource_names,
+      type_url: read.type_url,
+      response_nonce: read.response_nonce,
+      error_detail: read.error_detail,
+    }).toEqual({
+      version_info: expected.version_info,
+      resource_names: expected.resource_names,
+      type_url: expected.type_url,
+      response_nonce: expected.response_nonce,
+      error_detail: { code: -3, message: 'rejected: bad cluster' },
+    });
+    expect(read.node_id).toBe('default.web-1');
+    expect(read.node).toEqual(expected.node);
+  });
+
+  it('leaves out what the request does not carry', () => {
+    const read = decodeDiscoveryRequest(encode({ type_url: 'type.googleapis.com/envoy.config.cluster.v3.Cluster' }));
+    expect([read.node_id, read.node, read.version_info, read.response_nonce, read.error_detail, read.resource_names]).toEqual([undefined, undefined, undefined, undefined, undefined, []]);
+  });
+
+  it('refuses a message cut short', () => {
+    const bytes = encode({ version_info: 'v1', type_url: 'type.googleapis.com/envoy.config.cluster.v3.Cluster' });
+    expect(() => decodeDiscoveryRequest(bytes.subarray(0, bytes.length - 3))).toThrow(WireFormatError);
+    expect(() => decodeDiscoveryRequest(Buffer.from([0x0a, 0xff]))).toThrow(WireFormatError);
   });
 });

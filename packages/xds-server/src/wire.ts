@@ -2,7 +2,7 @@
 // around the resources' `Any` bytes, so a resource shared by many proxies (a cluster's endpoints)
 // is encoded once and copied into each response.
 import { hash } from 'node:crypto';
-import { encodeMessage } from './envoy-protos.js';
+import { decodeMessage, encodeMessage } from './envoy-protos.js';
 
 /** One resource as it travels: its name, its `Any` message bytes, and a digest of them. */
 export interface EncodedResource {
@@ -137,4 +137,158 @@ export function encodeDiscoveryResponse(response: { versionInfo: string; resourc
     offset += payload.copy(message, offset);
   }
   return message;
+}
+
+/** A malformed message from a proxy. */
+export class WireFormatError extends Error {}
+
+/** Reads protobuf fields off a buffer, refusing anything cut short. */
+class FieldReader {
+  private at: number;
+
+  constructor(
+    private readonly bytes: Buffer,
+    start = 0,
+    private readonly end = bytes.length,
+  ) {
+    this.at = start;
+  }
+
+  get done(): boolean {
+    return this.at >= this.end;
+  }
+
+  /** A varint as a number (exact up to 2^53). */
+  varint(): number {
+    let value = 0;
+    this.eachVarintByte((bits, shift) => (value += bits * 2 ** shift));
+    return value;
+  }
+
+  /** An int32: negative ones take ten bytes, of which the low 32 bits are the value. */
+  int32(): number {
+    let value = 0;
+    this.eachVarintByte((bits, shift) => {
+      if (shift < 32) value |= bits << shift;
+    });
+    return value;
+  }
+
+  private eachVarintByte(take: (bits: number, shift: number) => void): void {
+    for (let shift = 0; shift < 70; shift += 7) {
+      if (this.at >= this.end) throw new WireFormatError('a varint runs past the end of the message');
+      const byte = this.bytes[this.at++]!;
+      take(byte & 0x7f, shift);
+      if (byte < 0x80) return;
+    }
+    throw new WireFormatError('a varint is longer than ten bytes');
+  }
+
+  /** The bounds of a length-delimited field's value. */
+  delimited(): [number, number] {
+    const length = this.varint();
+    const start = this.at;
+    if (length > this.end - start) throw new WireFormatError('a field runs past the end of the message');
+    this.at += length;
+    return [start, this.at];
+  }
+
+  text(): string {
+    const [start, end] = this.delimited();
+    return this.bytes.toString('utf8', start, end);
+  }
+
+  skip(wireType: number): void {
+    if (wireType === 0) this.varint();
+    else if (wireType === 2) this.delimited();
+    else if (wireType === 1 || wireType === 5) {
+      this.at += wireType === 1 ? 8 : 4;
+      if (this.at > this.end) throw new WireFormatError('a field runs past the end of the message');
+    } else throw new WireFormatError(`unsupported wire type ${wireType}`);
+  }
+}
+
+/** google.rpc.Status: code (1), message (2); the details (3) are not read. */
+function readStatus(bytes: Buffer, start: number, end: number): { code?: number; message?: string } {
+  const reader = new FieldReader(bytes, start, end);
+  const status: { code?: number; message?: string } = {};
+  while (!reader.done) {
+    const tag = reader.varint();
+    if (tag === 8) status.code = reader.int32();
+    else if (tag === 18) status.message = reader.text();
+    else reader.skip(tag & 7);
+  }
+  return status;
+}
+
+/** The id (field 1) of an envoy.config.core.v3.Node. */
+function readNodeId(bytes: Buffer, start: number, end: number): string {
+  const reader = new FieldReader(bytes, start, end);
+  let id = '';
+  while (!reader.done) {
+    const tag = reader.varint();
+    if (tag === 10) id = reader.text();
+    else reader.skip(tag & 7);
+  }
+  return id;
+}
+
+/**
+ * An envoy.service.discovery.v3.DiscoveryRequest: version_info (1), node (2), resource_names (3),
+ * type_url (4), response_nonce (5), error_detail (6). Envoy repeats its node (and the metadata in
+ * it) in every request of a stream: only its id is read at once, the rest when asked for (the
+ * first request of a stream).
+ */
+export function decodeDiscoveryRequest(bytes: Buffer): DiscoveryRequestOnWire {
+  const reader = new FieldReader(bytes);
+  const request = new DiscoveryRequestOnWire();
+  while (!reader.done) {
+    const tag = reader.varint();
+    switch (tag) {
+      case 10:
+        request.version_info = reader.text();
+        break;
+      case 18: {
+        const [start, end] = reader.delimited();
+        request.node_id = readNodeId(bytes, start, end);
+        request.nodeBytes = bytes.subarray(start, end);
+        break;
+      }
+      case 26:
+        request.resource_names.push(reader.text());
+        break;
+      case 34:
+        request.type_url = reader.text();
+        break;
+      case 42:
+        request.response_nonce = reader.text();
+        break;
+      case 50: {
+        const [start, end] = reader.delimited();
+        request.error_detail = readStatus(bytes, start, end);
+        break;
+      }
+      default:
+        reader.skip(tag & 7);
+    }
+  }
+  return request;
+}
+
+/** A request as read off the wire; `node` is decoded on first read. */
+export class DiscoveryRequestOnWire {
+  version_info?: string;
+  /** The node's id, when the request carries a node. */
+  node_id?: string;
+  resource_names: string[] = [];
+  type_url?: string;
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string };
+  nodeBytes: Buffer | undefined;
+  private decodedNode: Record<string, unknown> | undefined;
+
+  get node(): Record<string, unknown> | undefined {
+    if (this.decodedNode === undefined && this.nodeBytes !== undefined) this.decodedNode = decodeMessage('envoy.config.core.v3.Node', this.nodeBytes);
+    return this.decodedNode;
+  }
 }

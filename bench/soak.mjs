@@ -2,7 +2,7 @@
 // Soak of the built zone control plane: a realistic mesh on SQLite, a few hundred simulated ADS
 // proxies (bench/xds-clients.mjs, a process of their own) and a paced mixed read/write load over
 // the REST API for minutes on end. Every interval prints requests, errors, read and write
-// latency, the control plane's resident memory and CPU time, proxies online and the xDS responses
+// latency, the control plane's resident memory (and its parts) and CPU time, proxies online and the xDS responses
 // they received; at the end a summary and whether memory plateaued. Asserts nothing; exits
 // non-zero only when the setup fails. See bench/README.md.
 //
@@ -148,7 +148,7 @@ async function startZone(workDir) {
   child.stdout.setEncoding('utf8').on('data', keep);
   child.stderr.setEncoding('utf8').on('data', keep);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const zone = { url: `http://127.0.0.1:${ports.http}`, dp: `127.0.0.1:${ports.dp}`, pid: child.pid, child, exited, lines, exit: undefined };
+  const zone = { url: `http://127.0.0.1:${ports.http}`, metrics: `http://127.0.0.1:${ports.diagnostics}/metrics`, dp: `127.0.0.1:${ports.dp}`, pid: child.pid, child, exited, lines, exit: undefined };
   exited.then((exit) => ((zone.exit = exit), children.delete(child), log.end()));
   for (let i = 0; i < 300; i++) {
     if (zone.exit) throw new Error(`control plane exited (${JSON.stringify(zone.exit)}):\n${lines.join('\n')}`);
@@ -423,6 +423,10 @@ const INTERVAL_COLUMNS = [
   ['write p50', 9],
   ['p99 ms', 7],
   ['RSS MB', 7],
+  ['heap MB', 8],
+  ['held', 5],
+  ['ext', 5],
+  ['cache', 6],
   ['CPU s', 7],
   ['CPU %', 6],
   ['online', 6],
@@ -431,7 +435,7 @@ const INTERVAL_COLUMNS = [
 ];
 const intervalWidths = INTERVAL_COLUMNS.map(([, width]) => width);
 
-function printInterval({ elapsed, seconds, stats, rss, cpu, cpuDelta, online, xds }) {
+function printInterval({ elapsed, seconds, stats, rss, memory, cpu, cpuDelta, online, xds }) {
   const reads = sorted(stats.reads);
   const writes = sorted(stats.writes);
   const errors = stats.client4xx + stats.server5xx + stats.network;
@@ -450,6 +454,10 @@ function printInterval({ elapsed, seconds, stats, rss, cpu, cpuDelta, online, xd
         fmt(quantile(writes, 0.5), 1),
         fmt(quantile(writes, 0.99), 1),
         fmt(rss),
+        fmt(memory.heapUsed),
+        fmt(memory.heapTotal),
+        fmt(memory.external),
+        fmt(memory.cache, 1),
         fmt(cpu, 1),
         fmt((100 * cpuDelta) / seconds),
         fmt(online),
@@ -480,6 +488,17 @@ function printSummary(recorder) {
     console.log(`first ${recorder.failures.length} of ${recorder.failureCount} failed requests:`);
     for (const failure of recorder.failures) console.log(`  ${failure}`);
   }
+}
+
+/**
+ * What the resident memory is made of, from the control plane's own metrics (MB): the JavaScript
+ * heap in use (garbage included) and held, memory outside it (buffers), and of those buffers the
+ * xDS encodings kept by content (bounded at 32 MB).
+ */
+async function memoryParts(metricsUrl) {
+  const text = await fetch(metricsUrl).then((r) => r.text(), () => '');
+  const mb = (series) => Number(new RegExp(`^${series} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
+  return { heapUsed: mb('nodejs_heap_size_used_bytes'), heapTotal: mb('nodejs_heap_size_total_bytes'), external: mb('nodejs_external_memory_bytes'), cache: mb('xds_encoding_cache_bytes') };
 }
 
 /** Median RSS of the middle and last thirds of the run, and the growth between them per minute. */
@@ -559,9 +578,9 @@ async function soak(zone, proxies) {
     if (zoneGone()) break;
     const now = elapsed();
     const { rss, cpu } = usage(zone.pid);
-    const [online, xds] = await Promise.all([onlineProxies(zone.url), proxies.responsesSinceLast()]);
+    const [online, xds, memory] = await Promise.all([onlineProxies(zone.url), proxies.responsesSinceLast(), memoryParts(zone.metrics)]);
     xdsTotal += xds.responses;
-    printInterval({ elapsed: now, seconds: (now - lastAt) / 1000, stats: recorder.takeInterval(), rss, cpu, cpuDelta: cpu - lastCpu, online, xds });
+    printInterval({ elapsed: now, seconds: (now - lastAt) / 1000, stats: recorder.takeInterval(), rss, memory, cpu, cpuDelta: cpu - lastCpu, online, xds });
     lastCpu = cpu;
     lastAt = now;
   }

@@ -2,7 +2,7 @@
 // A push to thousands of proxies counts several events per proxy: they are tallied in plain
 // numbers and handed to prom-client when the registry is read (or when many are waiting), so
 // the push does not pay for label lookups and quantile digests per event.
-import type { XdsMetrics } from '@mesh/xds-server';
+import { encodingCacheBytes, type XdsMetrics } from '@mesh/xds-server';
 import { Counter, Gauge, Summary, type Registry } from 'prom-client';
 
 const percentiles = [0.5, 0.9, 0.99];
@@ -64,6 +64,12 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
     collect: () => flushObservations(),
   });
   const streams = new Gauge({ name: 'xds_streams_active', help: 'Discovery streams of proxies open on this control plane', registers: [registry] });
+  const encodingCache: Gauge = new Gauge({
+    name: 'xds_encoding_cache_bytes',
+    help: 'Bytes of encoded proxy resources kept by content for reuse (bounded at two generations of 16 MB)',
+    registers: [registry],
+    collect: (): void => encodingCache.set(encodingCacheBytes()),
+  });
 
   function flushObservations(): void {
     for (const { labels, values } of pendingGenerations.values()) for (const value of values) generations.observe(labels, value);

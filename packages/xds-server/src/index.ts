@@ -5,3 +5,4 @@ export type { AuthnType } from './auth.js';
 export type { BootstrapSettings } from './bootstrap.js';
 export type { Logger } from './ads-server.js';
 export type { GenerationResult, XdsMetrics } from './telemetry.js';
+export { encodingCacheBytes } from './wire.js';

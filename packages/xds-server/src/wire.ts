@@ -27,16 +27,21 @@ const GENERATION_BYTES = 16 * 1024 * 1024;
 let currentByContent = new Map<string, EncodedResource>();
 let previousByContent = new Map<string, EncodedResource>();
 let currentBytes = 0;
+let previousBytes = 0;
 
 function rememberByContent(content: string, encoded: EncodedResource): void {
   if (currentBytes >= GENERATION_BYTES) {
     previousByContent = currentByContent;
+    previousBytes = currentBytes;
     currentByContent = new Map();
     currentBytes = 0;
   }
   currentByContent.set(content, encoded);
   currentBytes += encoded.any.length + content.length;
 }
+
+/** Bytes the encodings cached by content hold, with their keys: at most two generations. */
+export const encodingCacheBytes = (): number => currentBytes + previousBytes;
 
 function encodedWithContent(content: string): EncodedResource | undefined {
   const current = currentByContent.get(content);

@@ -279,6 +279,17 @@ describe('ADS authentication', () => {
     expect(unknown.details).toBe('resource "default.ghost-1" not found; create a Dataplane in the control plane first or pass it as an argument to mesh-dp');
   });
 
+  it('takes a node repeated in later requests, and closes the stream when it names another proxy', async () => {
+    const client = connect('default.web-1', await tokenFor('web-1'));
+    const { clusters } = await subscribe(client);
+    client.request({ typeUrl: TYPE.cluster, versionInfo: clusters.version_info, nonce: clusters.nonce, nodeId: 'default.web-1' });
+    client.request({ typeUrl: TYPE.cluster, versionInfo: clusters.version_info, nonce: clusters.nonce, nodeId: 'default.backend-1' });
+    expect(await client.ended()).toEqual({
+      code: 2,
+      details: 'stream was authenticated for ID default.web-1. Received request is for node with ID default.backend-1. Node ID cannot be changed after stream is initialized',
+    });
+  });
+
   it('refuses an expired token and a revoked one', async () => {
     const expiring = await tokenFor('web-1', '1s');
     await new Promise((resolve) => setTimeout(resolve, 2100));

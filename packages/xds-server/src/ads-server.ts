@@ -129,6 +129,18 @@ class AdsStream implements ConnectedProxy {
       this.refuse(new StreamRefusal(`more than ${MAX_PENDING_REQUESTS} requests waiting to be handled`, status.RESOURCE_EXHAUSTED));
       return;
     }
+    // A request of an open stream with none before it and no token check due (an ACK, mostly) is
+    // handled at once, without a chain of promises: a push to thousands of proxies brings as many ACKs.
+    if (this.pending === 1 && this.session && !this.closed && !this.verificationDue()) {
+      try {
+        this.answer(request);
+      } catch (error) {
+        this.refuse(error);
+      } finally {
+        this.pending--;
+      }
+      return;
+    }
     this.queue = this.queue
       .then(() => this.handle(request))
       .catch((error: unknown) => this.refuse(error))
@@ -138,11 +150,23 @@ class AdsStream implements ConnectedProxy {
   private async handle(request: DiscoveryRequest): Promise<void> {
     if (this.closed) return;
     if (!this.session) await this.open(request);
-    else await this.checkAgain(request);
-    if (this.closed || !this.session) return;
+    else await this.checkAgain();
+    this.answer(request);
+  }
+
+  /** Takes a request of an open stream (its node must stay the same) and answers what it waits for. */
+  private answer(request: DiscoveryRequest): void {
+    const session = this.session;
+    if (this.closed || !session) return;
+    const nodeId = request.node_id ?? '';
+    if (nodeId !== '' && nodeId !== session.node.id) {
+      throw new StreamRefusal(
+        `stream was authenticated for ID ${session.node.id}. Received request is for node with ID ${nodeId}. Node ID cannot be changed after stream is initialized`,
+      );
+    }
     if (!this.types.takeRequest(request)) return;
-    if (this.session.node.grpcClient && request.type_url === TYPE_URLS.listener) this.session.setGrpcListenerNames(request.resource_names ?? []);
-    this.types.respond(this.session.snapshot);
+    if (session.node.grpcClient && request.type_url === TYPE_URLS.listener) session.setGrpcListenerNames(request.resource_names ?? []);
+    this.types.respond(session.snapshot);
   }
 
   /** The first request: who the proxy is, whether it may connect, its resource registered, its configuration followed. */
@@ -238,24 +262,27 @@ class AdsStream implements ConnectedProxy {
     else await authenticator.authenticateZoneProxy(this.credential, node.proxyType);
   }
 
-  /** Later requests: the node stays the same, and the token is checked again once in a while (it may be revoked). */
-  private async checkAgain(request: DiscoveryRequest): Promise<void> {
-    const session = this.session;
-    if (!session) return;
-    const nodeId = request.node_id ?? '';
-    if (nodeId !== '' && nodeId !== session.node.id) {
-      throw new StreamRefusal(
-        `stream was authenticated for ID ${session.node.id}. Received request is for node with ID ${nodeId}. Node ID cannot be changed after stream is initialized`,
-      );
-    }
+  /** Whether the token is due to be checked again (it may have been revoked since). */
+  private verificationDue(): boolean {
     const { options } = this.server;
-    if (options.now().getTime() - this.verifiedAt < options.reauthenticateAfterMs) return;
+    return options.now().getTime() - this.verifiedAt >= options.reauthenticateAfterMs;
+  }
+
+  /** Later requests: the token is checked again once in a while. */
+  private async checkAgain(): Promise<void> {
+    if (!this.session || !this.verificationDue()) return;
+    const { options } = this.server;
     this.verifiedAt = options.now().getTime();
     const refreshes = this.server.queue;
     if (refreshes.idle) return this.verifyAgain();
     // A check falling due while configurations are computed waits for them: pushes first (docs/xds.md, Authentication).
     void refreshes.whenIdle().then(() => {
-      this.queue = this.queue.then(() => this.verifyAgain()).catch((error: unknown) => this.refuse(error));
+      // Counted as pending: the requests after it wait for it.
+      this.pending++;
+      this.queue = this.queue
+        .then(() => this.verifyAgain())
+        .catch((error: unknown) => this.refuse(error))
+        .finally(() => this.pending--);
     });
   }
 

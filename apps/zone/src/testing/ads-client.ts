@@ -91,8 +91,11 @@ export class AdsClient {
     });
   }
 
-  /** Sends a request; the node goes with the first one only, as Envoy does. */
-  request(request: { typeUrl: string; versionInfo?: string; nonce?: string; resourceNames?: string[]; error?: string }): void {
+  /**
+   * Sends a request; the node goes with the first one only (Envoy with `set_node_on_first_message_only`),
+   * and with a later one given `nodeId` (Envoy's default repeats it).
+   */
+  request(request: { typeUrl: string; versionInfo?: string; nonce?: string; resourceNames?: string[]; error?: string; nodeId?: string }): void {
     const message: Record<string, unknown> = {
       type_url: request.typeUrl,
       version_info: request.versionInfo ?? '',
@@ -100,9 +103,9 @@ export class AdsClient {
       resource_names: request.resourceNames ?? [],
     };
     if (request.error !== undefined) message.error_detail = { code: 3, message: request.error };
-    if (this.first) {
+    if (this.first || request.nodeId !== undefined) {
       message.node = {
-        id: this.options.nodeId,
+        id: request.nodeId ?? this.options.nodeId,
         cluster: 'test',
         metadata: struct(this.options.metadata ?? {}),
         user_agent_name: this.options.userAgent ?? 'envoy',

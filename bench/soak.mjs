@@ -493,7 +493,7 @@ function printSummary(recorder) {
 /**
  * What the resident memory is made of, from the control plane's own metrics (MB): the JavaScript
  * heap in use (garbage included) and held, memory outside it (buffers), and of those buffers the
- * xDS encodings kept by content (bounded at 32 MB).
+ * xDS encodings in use, found by content.
  */
 async function memoryParts(metricsUrl) {
   const text = await fetch(metricsUrl).then((r) => r.text(), () => '');

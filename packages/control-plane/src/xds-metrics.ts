@@ -66,7 +66,7 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
   const streams = new Gauge({ name: 'xds_streams_active', help: 'Discovery streams of proxies open on this control plane', registers: [registry] });
   const encodingCache: Gauge = new Gauge({
     name: 'xds_encoding_cache_bytes',
-    help: 'Bytes of encoded proxy resources kept by content for reuse (bounded at two generations of 16 MB)',
+    help: 'Bytes of encoded proxy resources in use, found by content for reuse',
     registers: [registry],
     collect: (): void => encodingCache.set(encodingCacheBytes()),
   });

@@ -1,6 +1,8 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, envoyRoot } from './envoy-protos.js';
-import { decodeDiscoveryRequest, encodeDiscoveryResponse, encodeResource, versionOf, WireFormatError } from './wire.js';
+import { decodeDiscoveryRequest, encodeDiscoveryResponse, encodeResource, encodingCacheBytes, versionOf, WireFormatError } from './wire.js';
 
 const LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 const CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -78,6 +80,25 @@ describe('resources on the wire', () => {
     expect(encodeResource('b', { ...cluster, name: 'b' }).digest).not.toBe(same.digest);
     expect(versionOf([encodeResource('a', { ...cluster, connectTimeout: '2s' })])).not.toBe(versionOf([same]));
     expect(versionOf([])).not.toBe(versionOf([same]));
+  });
+
+  it('finds an encoding by content only while something holds it', async () => {
+    setFlagsFromString('--expose-gc');
+    const collectGarbage = runInNewContext('gc') as () => void;
+    const cluster = () => ({ '@type': CLUSTER, name: 'held', connectTimeout: '3s', lbPolicy: 'RANDOM' });
+    let held: object | undefined = encodeResource('held', cluster());
+    const released = new WeakRef(held);
+    expect(encodeResource('held', cluster())).toBe(held);
+    const holding = encodingCacheBytes();
+    held = undefined;
+    // Weak references hold until the current job ends; finalizers run in a later task.
+    for (let round = 0; round < 10 && released.deref() !== undefined; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      collectGarbage();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(released.deref()).toBeUndefined();
+    expect(encodingCacheBytes()).toBeLessThan(holding);
   });
 
   it('assembles discovery responses Envoy decodes', () => {

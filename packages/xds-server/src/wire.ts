@@ -16,44 +16,37 @@ const text = (value: string): Buffer => Buffer.from(value, 'utf8');
 const encodedByObject = new WeakMap<object, EncodedResource>();
 
 /**
- * Encodings by content. Proxies of one service render equal outbound listeners, and the consumers
- * of a service equal clusters; a new mesh state renders its shared resources again, mostly equal
- * to the last ones: each distinct resource is encoded once, not once per proxy or state. Bounded
- * by bytes in two generations: new entries go to the current one, which becomes the previous one
- * once it holds `GENERATION_BYTES` (the one before it is dropped), and an entry read from the
- * previous one moves back, so what the configurations in use hold stays.
+ * Encodings by content, while something uses them. Proxies of one service render equal outbound
+ * listeners, and the consumers of a service equal clusters; a new mesh state renders its shared
+ * resources again, mostly equal to the last ones: each distinct resource in use is encoded once,
+ * not once per proxy or state. An entry lasts as long as its encoding is held (by a proxy's
+ * snapshot, or as a rendered object's encoding above): the cache follows the configurations being
+ * served, not their history, so a long run of changes does not fill it (docs/xds.md, Pushing changes).
  */
-const GENERATION_BYTES = 16 * 1024 * 1024;
-let currentByContent = new Map<string, EncodedResource>();
-let previousByContent = new Map<string, EncodedResource>();
-let currentBytes = 0;
-let previousBytes = 0;
+const byContent = new Map<string, WeakRef<EncodedResource>>();
+let cachedBytes = 0;
+const released = new FinalizationRegistry<{ content: string; bytes: number }>(({ content, bytes }) => {
+  cachedBytes -= bytes;
+  // The same content may have been encoded again since: that entry stays.
+  if (byContent.get(content)?.deref() === undefined) byContent.delete(content);
+});
 
 function rememberByContent(content: string, encoded: EncodedResource): void {
-  if (currentBytes >= GENERATION_BYTES) {
-    previousByContent = currentByContent;
-    previousBytes = currentBytes;
-    currentByContent = new Map();
-    currentBytes = 0;
-  }
-  currentByContent.set(content, encoded);
-  currentBytes += encoded.any.length + content.length;
+  const bytes = encoded.any.length + content.length;
+  byContent.set(content, new WeakRef(encoded));
+  cachedBytes += bytes;
+  released.register(encoded, { content, bytes });
 }
 
-/** Bytes the encodings cached by content hold, with their keys: at most two generations. */
-export const encodingCacheBytes = (): number => currentBytes + previousBytes;
+/** Bytes of the encodings kept by content (with their keys), as of the last garbage collection. */
+export const encodingCacheBytes = (): number => cachedBytes;
 
-function encodedWithContent(content: string): EncodedResource | undefined {
-  const current = currentByContent.get(content);
-  if (current) return current;
-  const previous = previousByContent.get(content);
-  if (previous) rememberByContent(content, previous);
-  return previous;
-}
+const encodedWithContent = (content: string): EncodedResource | undefined => byContent.get(content)?.deref();
 
 /**
- * google.protobuf.Any: type_url (1), value (2). In a buffer of its own: encodings live long in the
- * caches above, and a small buffer from Node's shared pool would keep its whole 8 KB slab alive.
+ * google.protobuf.Any: type_url (1), value (2). In a buffer of its own: encodings live as long as
+ * the configurations using them, and a small buffer from Node's shared pool would keep its whole
+ * 8 KB slab alive.
  */
 function anyOf(typeUrl: string, message: Uint8Array): Buffer {
   const typeBytes = Buffer.byteLength(typeUrl);

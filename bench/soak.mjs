@@ -2,9 +2,9 @@
 // Soak of the built zone control plane: a realistic mesh on SQLite, a few hundred simulated ADS
 // proxies (bench/xds-clients.mjs, a process of their own) and a paced mixed read/write load over
 // the REST API for minutes on end. Every interval prints requests, errors, read and write
-// latency, the control plane's resident memory (and its parts) and CPU time, proxies online and the xDS responses
-// they received; at the end a summary and whether memory plateaued. Asserts nothing; exits
-// non-zero only when the setup fails. See bench/README.md.
+// latency, the control plane's resident memory (and what it is made of) and CPU time, proxies
+// online and the xDS responses they received; at the end a summary and whether memory plateaued.
+// Asserts nothing; exits non-zero only when the setup fails. See bench/README.md.
 //
 // Knobs (env): BENCH_SOAK_MINUTES (10; fractions such as 0.5 work), BENCH_SOAK_PROXIES (300),
 // BENCH_SOAK_CLIENTS concurrent HTTP clients (4), BENCH_SOAK_RATE requests per second in all

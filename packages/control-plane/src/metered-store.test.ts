@@ -26,6 +26,7 @@ describe('MeteredResourceStore', () => {
     const created = await store.create({ type: 'Mesh', mesh: '', name: 'demo', spec: '{}' });
     await store.get({ type: 'Mesh', mesh: '', name: 'demo' });
     await store.get({ type: 'Mesh', mesh: '', name: 'missing' });
+    await store.getMany([{ type: 'Dataplane', mesh: 'demo', name: 'a' }, { type: 'Dataplane', mesh: 'demo', name: 'b' }]);
     await store.list({ type: 'Dataplane', offset: 0, size: 0 });
     await store.update({ type: 'Mesh', mesh: '', name: 'demo', spec: '{"a":1}', version: created.version });
     await store.delete({ type: 'Mesh', mesh: '', name: 'demo' });
@@ -33,6 +34,8 @@ describe('MeteredResourceStore', () => {
     expect(text).toContain('# TYPE store histogram');
     expect(count(text, 'create', 'Mesh')).toBe(1);
     expect(count(text, 'get', 'Mesh')).toBe(2);
+    // A batch read is one observation.
+    expect(count(text, 'get', 'Dataplane')).toBe(1);
     expect(count(text, 'list', 'Dataplane')).toBe(1);
     expect(count(text, 'update', 'Mesh')).toBe(1);
     expect(count(text, 'delete', 'Mesh')).toBe(1);

@@ -6,20 +6,31 @@ import { performance } from 'node:perf_hooks';
 /** Work between two yields to I/O. */
 const SLICE_MS = 10;
 
+/**
+ * How long the queue still counts as busy after its last recomputation: the responses it wrote are
+ * being delivered and acknowledged, and work that can wait (token checks, insight writes) lets them.
+ */
+const SETTLE_MS = 250;
+
 export class RefreshQueue {
   private readonly tasks = new Set<() => Promise<void>>();
   private running = false;
+  private ranUntil = -Infinity;
+  private settleTimer: NodeJS.Timeout | undefined;
   private readonly idleWaiters: Array<() => void> = [];
 
-  /** Nothing waiting or running: work that can wait (insight writes) goes now. */
+  /** Nothing waiting, running or just done: work that can wait (insight writes) goes now. */
   get idle(): boolean {
-    return !this.running;
+    return !this.running && performance.now() - this.ranUntil >= SETTLE_MS;
   }
 
-  /** Resolves once nothing is waiting or running: at once when idle. */
+  /** Resolves once the queue is idle: at once when it is. */
   whenIdle(): Promise<void> {
-    if (!this.running) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    if (this.idle) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      if (!this.running) this.releaseWhenSettled();
+    });
   }
 
   /** Runs `task` after those queued before it; a task already waiting is not queued twice. */
@@ -43,7 +54,20 @@ export class RefreshQueue {
       }
     } finally {
       this.running = false;
-      for (const resolve of this.idleWaiters.splice(0)) resolve();
+      this.ranUntil = performance.now();
+      if (this.idleWaiters.length > 0) this.releaseWhenSettled();
     }
+  }
+
+  /** Resolves the waiters once the queue has settled, unless another run began meanwhile (it releases them when done). */
+  private releaseWhenSettled(): void {
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      if (this.running) return;
+      if (!this.idle) return this.releaseWhenSettled();
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }, Math.max(0, this.ranUntil + SETTLE_MS - performance.now()));
+    this.settleTimer.unref();
   }
 }

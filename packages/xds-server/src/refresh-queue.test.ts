@@ -1,0 +1,47 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { RefreshQueue } from './refresh-queue.js';
+
+describe('the refresh queue', () => {
+  it('runs each task once, in turn, and counts as busy until a while after the last', async () => {
+    const queue = new RefreshQueue();
+    expect(queue.idle).toBe(true);
+    const ran: string[] = [];
+    const task = (name: string) => async () => {
+      await sleep(5);
+      ran.push(name);
+    };
+    const b = task('b');
+    queue.enqueue(task('a'));
+    queue.enqueue(b);
+    // Still waiting its turn: not queued twice.
+    queue.enqueue(b);
+    expect(queue.idle).toBe(false);
+    let idleAt: number | undefined;
+    const idle = queue.whenIdle().then(() => (idleAt = performance.now()));
+    await sleep(30);
+    expect(ran).toEqual(['a', 'b']);
+    // Done, but the responses it wrote are still on their way: deferred work waits.
+    const doneAt = performance.now();
+    expect(queue.idle).toBe(false);
+    expect(idleAt).toBeUndefined();
+    await idle;
+    expect(idleAt! - doneAt).toBeGreaterThan(150);
+    expect(queue.idle).toBe(true);
+    await expect(queue.whenIdle()).resolves.toBeUndefined();
+  });
+
+  it('keeps deferred work waiting while new tasks arrive', async () => {
+    const queue = new RefreshQueue();
+    queue.enqueue(() => sleep(5));
+    let released = false;
+    void queue.whenIdle().then(() => (released = true));
+    for (let round = 0; round < 4; round++) {
+      await sleep(100);
+      queue.enqueue(() => sleep(5));
+    }
+    expect(released).toBe(false);
+    await sleep(400);
+    expect(released).toBe(true);
+  });
+});

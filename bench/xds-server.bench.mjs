@@ -55,6 +55,7 @@ async function startZone() {
       // Simulated proxies speak plain text: the bench measures the server, not TLS.
       MESH_DP_SERVER_TLS_ENABLED: 'false',
       MESH_LOG_LEVEL: 'warn',
+      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
     },
     stdio: 'ignore',
   });

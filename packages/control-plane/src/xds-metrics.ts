@@ -31,7 +31,9 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
   const pendingDeliveries: number[] = [];
   let pendingObservations = 0;
   const pendingSent = new PendingCounts<'type_url'>();
-  const pendingConfirmations = new PendingCounts<'type_url' | 'confirmation'>();
+  // ACKs and NACKs apart: an ACK's count is found by its type URL alone.
+  const pendingAcks = new PendingCounts<'type_url' | 'confirmation'>();
+  const pendingNacks = new PendingCounts<'type_url' | 'confirmation'>();
 
   const generations = new Summary({
     name: 'xds_generation',
@@ -54,7 +56,10 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
     help: 'Acknowledgements (ACK) and rejections (NACK) of discovery responses, by type',
     labelNames: ['type_url', 'confirmation'],
     registers: [registry],
-    collect: (): void => pendingConfirmations.flushInto(confirmations),
+    collect: (): void => {
+      pendingAcks.flushInto(confirmations);
+      pendingNacks.flushInto(confirmations);
+    },
   });
   const delivery = new Summary({
     name: 'xds_delivery',
@@ -94,8 +99,8 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
     generationError: () => generationErrors.inc(),
     responseSent: (typeUrl) => pendingSent.add(typeUrl, () => ({ type_url: typeUrl })),
     confirmation: (typeUrl, accepted) => {
-      const confirmation = accepted ? 'ACK' : 'NACK';
-      pendingConfirmations.add(`${typeUrl}\u0000${confirmation}`, () => ({ type_url: typeUrl, confirmation }));
+      if (accepted) pendingAcks.add(typeUrl, () => ({ type_url: typeUrl, confirmation: 'ACK' }));
+      else pendingNacks.add(typeUrl, () => ({ type_url: typeUrl, confirmation: 'NACK' }));
     },
     delivery: (milliseconds) => {
       pendingDeliveries.push(milliseconds);

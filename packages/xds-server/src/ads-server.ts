@@ -16,6 +16,7 @@ import { RefreshQueue } from './refresh-queue.js';
 import { ProxySession } from './session.js';
 import type { Snapshot } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
+import type { DiscoveryResponse } from './wire.js';
 import { TYPE_URLS } from './snapshot.js';
 
 export interface Logger {
@@ -84,14 +85,14 @@ class AdsStream implements ConnectedProxy {
 
   constructor(
     private readonly server: AdsServer,
-    private readonly call: ServerDuplexStream<DiscoveryRequest, Buffer>,
+    private readonly call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>,
   ) {
     const options = server.options;
     this.connectedAt = options.now();
     options.metrics?.streams(1);
     this.types = new AdsTypeStates(
-      (message) => {
-        if (!this.closed) this.call.write(message);
+      (response) => {
+        if (!this.closed) this.call.write(response);
       },
       {
         responseSent: (typeUrl) => {
@@ -354,7 +355,7 @@ export class AdsServer {
   constructor(readonly options: AdsServerOptions) {}
 
   /** The gRPC handler of `StreamAggregatedResources`. */
-  handleStream(call: ServerDuplexStream<DiscoveryRequest, Buffer>): void {
+  handleStream(call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {
     if (this.shuttingDown) {
       call.emit('error', { code: status.UNAVAILABLE, details: 'the control plane is shutting down' });
       return;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AdsTypeStates } from './ads-stream.js';
 import { decodeMessage } from './envoy-protos.js';
 import { type Snapshot, snapshotOf, TYPE_URLS } from './snapshot.js';
+import { encodeDiscoveryResponse } from './wire.js';
 import type { ProxyConfig } from '@mesh/xds-renderer';
 
 const cluster = (name: string, timeout = '1s') => ({ '@type': TYPE_URLS.cluster, name, type: 'EDS', connectTimeout: timeout, edsClusterConfig: { edsConfig: { ads: {}, resourceApiVersion: 'V3' } } });
@@ -26,8 +27,8 @@ function stream(nackBackoffMs = 0) {
   const answered: Array<{ typeUrl: string; rejected: boolean }> = [];
   let now = 1_000_000;
   const states = new AdsTypeStates(
-    (message) => {
-      const response = decodeMessage('envoy.service.discovery.v3.DiscoveryResponse', message) as {
+    (written) => {
+      const response = decodeMessage('envoy.service.discovery.v3.DiscoveryResponse', encodeDiscoveryResponse(written)) as {
         type_url: string;
         version_info?: string;
         nonce: string;

@@ -4,8 +4,7 @@
 // error; a request with an older nonce is stale and ignored. A waiting proxy gets a response when
 // the type's version moved, when it names other resources, or on its first request of the type;
 // a rejected version is not sent again (the proxy keeps what it had until the next change).
-import type { EncodedResource } from './wire.js';
-import { encodeDiscoveryResponse } from './wire.js';
+import type { DiscoveryResponse, EncodedResource } from './wire.js';
 import { SEND_ORDER, sentOnlyWhenNamed, type Snapshot, type TypeSnapshot, TYPE_URLS } from './snapshot.js';
 
 /** A decoded envoy.service.discovery.v3.DiscoveryRequest (proto field names; src/wire.ts reads it). */
@@ -67,7 +66,7 @@ export class AdsTypeStates {
   private latest: Snapshot | undefined;
 
   constructor(
-    private readonly write: (message: Buffer) => void,
+    private readonly write: (response: DiscoveryResponse) => void,
     private readonly events: StreamEvents,
     private readonly nackBackoffMs: number,
     private readonly now: () => Date,
@@ -165,7 +164,7 @@ export class AdsTypeStates {
     const { version, resources, names } = selection;
     if (state.lastNonce !== undefined && version === state.lastVersion && names === state.lastNames) return;
     const nonce = String(++this.nonce);
-    this.write(encodeDiscoveryResponse({ versionInfo: version, resources, typeUrl, nonce }));
+    this.write({ versionInfo: version, resources, typeUrl, nonce });
     state.lastNonce = nonce;
     state.lastVersion = version;
     state.lastNames = names;

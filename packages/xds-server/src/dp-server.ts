@@ -19,7 +19,7 @@ import { openDataplanePort, type DataplanePort } from './port.js';
 import { METADATA, RESOURCE_TYPE_OF } from './proxy-node.js';
 import { TYPE_URLS } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
-import { decodeDiscoveryRequest } from './wire.js';
+import { decodeDiscoveryRequest, type DiscoveryResponse, serializeDiscoveryResponse } from './wire.js';
 
 const ADS_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 
@@ -99,8 +99,8 @@ export class DataplaneServer {
     const grpc = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
     grpc.register(
       ADS_PATH,
-      (call: ServerDuplexStream<DiscoveryRequest, Buffer>) => ads.handleStream(call),
-      (message: Buffer) => message,
+      (call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => ads.handleStream(call),
+      serializeDiscoveryResponse,
       (bytes: Buffer) => decodeDiscoveryRequest(bytes),
       'bidi',
     );

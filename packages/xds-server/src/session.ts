@@ -147,7 +147,7 @@ export class ProxySession {
         if (this.stopped) return;
         const result = config === undefined || config === this.snapshot?.config ? 'skip' : this.snapshot === undefined ? 'generated' : 'changed';
         if (config && result !== 'skip') {
-          this.snapshot = snapshotOf(config);
+          this.snapshot = snapshotOf(config, this.snapshot);
           this.onSnapshot();
         }
         this.options.metrics?.generation(this.node.proxyType, result, performance.now() - started);

@@ -1,15 +1,9 @@
 // A proxy's configuration as the xDS server sends it: per resource type, the encoded resources by
 // name and a version that changes only when they do (docs/xds.md, Versions).
-import { ENVOY_TYPE_URLS, type ProxyConfig } from '@mesh/xds-renderer';
-import { type EncodedResource, encodeResource, versionOf } from './wire.js';
+import type { ProxyConfig } from '@mesh/xds-renderer';
+import { type EncodedResource, encodeResource, TYPE_URLS, versionOf } from './wire.js';
 
-export const TYPE_URLS = {
-  listener: ENVOY_TYPE_URLS.listener,
-  cluster: ENVOY_TYPE_URLS.cluster,
-  endpoints: ENVOY_TYPE_URLS.clusterLoadAssignment,
-  secret: ENVOY_TYPE_URLS.secret,
-  route: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
-} as const;
+export { TYPE_URLS };
 
 /** Secrets and clusters first, then the endpoints of the clusters, then the listeners using them (docs/xds.md). */
 export const SEND_ORDER: readonly string[] = [TYPE_URLS.secret, TYPE_URLS.cluster, TYPE_URLS.endpoints, TYPE_URLS.listener, TYPE_URLS.route];
@@ -29,6 +23,8 @@ export const STAT_OF_TYPE: Readonly<Record<string, 'cds' | 'eds' | 'lds' | 'rds'
 
 export interface TypeSnapshot {
   readonly version: string;
+  /** The version of the resources alone (`version` may carry a suffix). */
+  readonly resourcesVersion: string;
   readonly resources: ReadonlyMap<string, EncodedResource>;
 }
 
@@ -38,25 +34,47 @@ export interface Snapshot {
   readonly types: ReadonlyMap<string, TypeSnapshot>;
 }
 
-function typeSnapshot(resources: readonly EncodedResource[], versionSalt = ''): TypeSnapshot {
-  return { version: versionOf(resources) + versionSalt, resources: new Map(resources.map((resource) => [resource.name, resource])) };
+/** Whether a type snapshot holds exactly these encodings, in this order. */
+function holdsExactly(snapshot: TypeSnapshot, resources: readonly EncodedResource[]): boolean {
+  if (snapshot.resources.size !== resources.length) return false;
+  let at = 0;
+  for (const resource of snapshot.resources.values()) if (resource !== resources[at++]) return false;
+  return true;
 }
 
-const named = <T extends Record<string, unknown>>(items: readonly T[], nameOf: (item: T) => string): EncodedResource[] =>
-  items.map((item) => encodeResource(nameOf(item), item));
+/**
+ * A type's snapshot; the previous one when it holds the same encodings (a change touches a type
+ * or two of a proxy, and a stream finds its selection of an unchanged type already made).
+ */
+function typeSnapshot(resources: readonly EncodedResource[], previous: TypeSnapshot | undefined, versionSuffix = ''): TypeSnapshot {
+  if (previous && holdsExactly(previous, resources)) {
+    const version = previous.resourcesVersion + versionSuffix;
+    return version === previous.version ? previous : { ...previous, version };
+  }
+  const resourcesVersion = versionOf(resources);
+  return { version: resourcesVersion + versionSuffix, resourcesVersion, resources: new Map(resources.map((resource) => [resource.name, resource])) };
+}
+
+/** Encodes a type's resources; `before` are the ones of the previous configuration, in the order rendered. */
+function encoded<T extends Record<string, unknown>>(items: readonly T[], nameOf: (item: T) => string, before: readonly T[] | undefined): EncodedResource[] {
+  return items.map((item, at) => encodeResource(nameOf(item), item, before?.[at]));
+}
 
 /**
- * Encodes a rendered configuration. A changed cluster stays warming in Envoy until endpoints
- * follow it, so the endpoints' version moves whenever the clusters' does.
+ * Encodes a rendered configuration, keeping what it shares with the proxy's previous snapshot. A
+ * changed cluster stays warming in Envoy until endpoints follow it, so the endpoints' version
+ * moves whenever the clusters' does.
  */
-export function snapshotOf(config: ProxyConfig): Snapshot {
-  const clusters = typeSnapshot(named(config.clusters, (cluster) => cluster.name));
+export function snapshotOf(config: ProxyConfig, previous?: Snapshot): Snapshot {
+  const typeBefore = (typeUrl: string) => previous?.types.get(typeUrl);
+  const last = previous?.config;
+  const clusters = typeSnapshot(encoded(config.clusters, (cluster) => cluster.name, last?.clusters), typeBefore(TYPE_URLS.cluster));
   const types = new Map<string, TypeSnapshot>([
-    [TYPE_URLS.listener, typeSnapshot(named(config.listeners, (listener) => listener.name))],
+    [TYPE_URLS.listener, typeSnapshot(encoded(config.listeners, (listener) => listener.name, last?.listeners), typeBefore(TYPE_URLS.listener))],
     [TYPE_URLS.cluster, clusters],
-    [TYPE_URLS.endpoints, typeSnapshot(named(config.endpoints, (assignment) => assignment.clusterName), `.${clusters.version.slice(0, 8)}`)],
-    [TYPE_URLS.secret, typeSnapshot(named(config.secrets, (secret) => secret.name))],
-    [TYPE_URLS.route, typeSnapshot(named(config.routes, (route) => String(route.name ?? '')))],
+    [TYPE_URLS.endpoints, typeSnapshot(encoded(config.endpoints, (assignment) => assignment.clusterName, last?.endpoints), typeBefore(TYPE_URLS.endpoints), `.${clusters.version.slice(0, 8)}`)],
+    [TYPE_URLS.secret, typeSnapshot(encoded(config.secrets, (secret) => secret.name, last?.secrets), typeBefore(TYPE_URLS.secret))],
+    [TYPE_URLS.route, typeSnapshot(encoded(config.routes, (route) => String(route.name ?? ''), last?.routes), typeBefore(TYPE_URLS.route))],
   ]);
   return { config, types };
 }

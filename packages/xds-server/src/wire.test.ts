@@ -2,7 +2,15 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, envoyRoot } from './envoy-protos.js';
-import { decodeDiscoveryRequest, encodeDiscoveryResponse, encodeResource, encodingCacheBytes, versionOf, WireFormatError } from './wire.js';
+import {
+  decodeDiscoveryRequest,
+  encodeDiscoveryResponse,
+  encodeResource,
+  encodingCacheBytes,
+  serializeDiscoveryResponse,
+  versionOf,
+  WireFormatError,
+} from './wire.js';
 
 const LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 const CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -110,6 +118,25 @@ describe('resources on the wire', () => {
     expect(response).toMatchObject({ version_info: 'v1', type_url: LISTENER, nonce: '7' });
     expect(response.resources).toHaveLength(2);
     expect(response.resources[1].type_url).toBe(LISTENER);
+  });
+
+  it('serializes responses of every size for gRPC, each whole when it is returned', () => {
+    const sized = (bytes: number) => {
+      const resource = encodeResource(`big-${bytes}`, { ...listener, name: `big-${bytes}`, statPrefix: 'x'.repeat(bytes) });
+      expect(resource.any.length).toBeGreaterThan(bytes);
+      return resource;
+    };
+    const read = (bytes: Buffer) => decodeMessage('envoy.service.discovery.v3.DiscoveryResponse', bytes) as Record<string, any>;
+    const small = encodeResource(listener.name, listener);
+    // Within the scratch space, beyond it (it grows) and beyond its largest size (a buffer of its own), then small again.
+    for (const [nonce, resources] of [['1', [small]], ['2', [sized(100_000)]], ['3', [sized(2_000_000)]], ['4', [small, small]], ['5', []]] as const) {
+      const response = { versionInfo: `v${nonce}`, resources, typeUrl: LISTENER, nonce };
+      const serialized = serializeDiscoveryResponse(response);
+      expect(serialized.length).toBeGreaterThan(resources.reduce((sum, resource) => sum + resource.any.length, 0));
+      expect(Buffer.compare(serialized, encodeDiscoveryResponse(response))).toBe(0);
+      expect(read(Buffer.from(serialized))).toMatchObject({ version_info: `v${nonce}`, nonce });
+      expect(read(Buffer.from(serialized)).resources ?? []).toHaveLength(resources.length);
+    }
   });
 });
 

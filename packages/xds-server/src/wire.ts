@@ -2,7 +2,23 @@
 // around the resources' `Any` bytes, so a resource shared by many proxies (a cluster's endpoints)
 // is encoded once and copied into each response.
 import { hash } from 'node:crypto';
+import { ENVOY_TYPE_URLS } from '@mesh/xds-renderer';
+import deepEqual from 'fast-deep-equal';
 import { decodeMessage, encodeMessage } from './envoy-protos.js';
+
+export const TYPE_URLS = {
+  listener: ENVOY_TYPE_URLS.listener,
+  cluster: ENVOY_TYPE_URLS.cluster,
+  endpoints: ENVOY_TYPE_URLS.clusterLoadAssignment,
+  secret: ENVOY_TYPE_URLS.secret,
+  route: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+} as const;
+
+/**
+ * The served type URLs by themselves: a request's type URL is replaced by the server's own string,
+ * so the lookups every ACK makes by it (type states, counters) compare one string, not two equal ones.
+ */
+const SERVED_TYPE_URLS = new Map<string, string>(Object.values(TYPE_URLS).map((url) => [url, url]));
 
 /** One resource as it travels: its name, its `Any` message bytes, and a digest of them. */
 export interface EncodedResource {
@@ -10,8 +26,6 @@ export interface EncodedResource {
   readonly any: Buffer;
   readonly digest: string;
 }
-
-const text = (value: string): Buffer => Buffer.from(value, 'utf8');
 
 const encodedByObject = new WeakMap<object, EncodedResource>();
 
@@ -63,11 +77,19 @@ function anyOf(typeUrl: string, message: Uint8Array): Buffer {
 
 /**
  * A rendered resource as an `Any` (type URL and message bytes). Resources are read-only and often
- * shared, so the encoding is kept with the object, and with its content.
+ * shared, so the encoding is kept with the object, and with its content. `before` is the resource
+ * this one replaces in the proxy's configuration: when they are equal its encoding is this one's
+ * too, found without writing out and digesting the content (most of a proxy's own resources, its
+ * inbound side, stay the same through a change of policies).
  */
-export function encodeResource(name: string, resource: Record<string, unknown>): EncodedResource {
+export function encodeResource(name: string, resource: Record<string, unknown>, before?: object): EncodedResource {
   const known = encodedByObject.get(resource);
   if (known && known.name === name) return known;
+  const prior = before === undefined ? undefined : encodedByObject.get(before);
+  if (prior && prior.name === name && deepEqual(before, resource)) {
+    encodedByObject.set(resource, prior);
+    return prior;
+  }
   // Keyed by a digest of the JSON: the text itself would hold kilobytes per entry.
   const content = hash('sha256', `${name}\u0000${JSON.stringify(resource)}`, 'base64');
   let encoded = encodedWithContent(content);
@@ -115,26 +137,71 @@ function writeVarint(into: Buffer, offset: number, value: number): number {
   return at;
 }
 
+/** A discovery response to send: its fields, encoded when gRPC frames it. */
+export interface DiscoveryResponse {
+  readonly versionInfo: string;
+  readonly resources: readonly EncodedResource[];
+  readonly typeUrl: string;
+  readonly nonce: string;
+}
+
 /**
  * envoy.service.discovery.v3.DiscoveryResponse: version_info (1), resources (2), type_url (4),
- * nonce (5). Written into one buffer of the exact size: a push writes one per proxy and type.
+ * nonce (5), written at the start of `into` (when it is large enough); returns the bytes it takes.
  */
-export function encodeDiscoveryResponse(response: { versionInfo: string; resources: readonly EncodedResource[]; typeUrl: string; nonce: string }): Buffer {
-  const fields: Array<[number, Buffer]> = [];
-  if (response.versionInfo) fields.push([1, text(response.versionInfo)]);
-  for (const resource of response.resources) fields.push([2, resource.any]);
-  fields.push([4, text(response.typeUrl)], [5, text(response.nonce)]);
-  let size = 0;
+function writeDiscoveryResponse(response: DiscoveryResponse, into: Buffer | undefined): number {
+  const { versionInfo, resources, typeUrl, nonce } = response;
+  const versionBytes = Buffer.byteLength(versionInfo);
+  const typeUrlBytes = Buffer.byteLength(typeUrl);
+  const nonceBytes = Buffer.byteLength(nonce);
   // Field numbers under 16: a tag is one byte.
-  for (const [, payload] of fields) size += 1 + varintLength(payload.length) + payload.length;
-  const message = Buffer.allocUnsafe(size);
+  let size = (versionBytes > 0 ? 1 + varintLength(versionBytes) + versionBytes : 0) + 2 + varintLength(typeUrlBytes) + typeUrlBytes + varintLength(nonceBytes) + nonceBytes;
+  for (const resource of resources) size += 1 + varintLength(resource.any.length) + resource.any.length;
+  if (!into || into.length < size) return size;
   let offset = 0;
-  for (const [field, payload] of fields) {
-    message[offset++] = (field << 3) | 2;
-    offset = writeVarint(message, offset, payload.length);
-    offset += payload.copy(message, offset);
+  if (versionBytes > 0) offset = writeText(into, offset, 1, versionInfo, versionBytes);
+  for (const resource of resources) {
+    into[offset++] = (2 << 3) | 2;
+    offset = writeVarint(into, offset, resource.any.length);
+    offset += resource.any.copy(into, offset);
   }
+  offset = writeText(into, offset, 4, typeUrl, typeUrlBytes);
+  writeText(into, offset, 5, nonce, nonceBytes);
+  return size;
+}
+
+/** A discovery response in a buffer of its own. */
+export function encodeDiscoveryResponse(response: DiscoveryResponse): Buffer {
+  const message = Buffer.allocUnsafe(writeDiscoveryResponse(response, undefined));
+  writeDiscoveryResponse(response, message);
   return message;
+}
+
+/** Scratch space of `serializeDiscoveryResponse`, grown up to this size; larger responses get a buffer of their own. */
+const MAX_SCRATCH_BYTES = 1024 * 1024;
+let scratch = Buffer.allocUnsafeSlow(64 * 1024);
+
+/**
+ * A discovery response as the data plane server's gRPC serializer: grpc-js copies the bytes into
+ * its frame as soon as they are returned, so every response is written into the same scratch
+ * space, valid until the next call (a push sends one per proxy and type: docs/xds.md, Pushing changes).
+ */
+export function serializeDiscoveryResponse(response: DiscoveryResponse): Buffer {
+  const size = writeDiscoveryResponse(response, scratch);
+  if (size <= scratch.length) return scratch.subarray(0, size);
+  if (size > MAX_SCRATCH_BYTES) return encodeDiscoveryResponse(response);
+  let length = scratch.length;
+  while (length < size) length *= 2;
+  scratch = Buffer.allocUnsafeSlow(length);
+  writeDiscoveryResponse(response, scratch);
+  return scratch.subarray(0, size);
+}
+
+/** Writes a string field (its tag, length and UTF-8 bytes) at `offset`; returns the offset after it. */
+function writeText(into: Buffer, offset: number, field: number, value: string, bytes: number): number {
+  into[offset] = (field << 3) | 2;
+  const at = writeVarint(into, offset + 1, bytes);
+  return at + into.write(value, at, bytes, 'utf8');
 }
 
 /** A malformed message from a proxy. */
@@ -256,7 +323,7 @@ export function decodeDiscoveryRequest(bytes: Buffer): DiscoveryRequestOnWire {
         request.resource_names.push(reader.text());
         break;
       case 34:
-        request.type_url = reader.text();
+        request.type_url = servedTypeUrl(reader.text());
         break;
       case 42:
         request.response_nonce = reader.text();
@@ -272,6 +339,8 @@ export function decodeDiscoveryRequest(bytes: Buffer): DiscoveryRequestOnWire {
   }
   return request;
 }
+
+const servedTypeUrl = (url: string): string => SERVED_TYPE_URLS.get(url) ?? url;
 
 /** A request as read off the wire; `node` is decoded on first read. */
 export class DiscoveryRequestOnWire {

@@ -50,6 +50,12 @@ program
   .addOption(new Option('--concurrency <n>', 'Number of Envoy worker threads').env('MESH_DATAPLANE_RUNTIME_CONCURRENCY').argParser(count).default(0))
   .addOption(new Option('--envoy-log-level <level>', 'Envoy log level: trace, debug, info, warning, error, critical, off').env('MESH_DATAPLANE_RUNTIME_ENVOY_LOG_LEVEL').default('info'))
   .addOption(new Option('--envoy-component-log-level <levels>', "Configures Envoy's --component-log-level").env('MESH_DATAPLANE_RUNTIME_ENVOY_COMPONENT_LOG_LEVEL').default(''))
+  .addOption(
+    new Option('--xds-transport-protocol-variant <variant>', 'how Envoy receives its configuration: GRPC (state of the world) or DELTA_GRPC (incremental)')
+      .env('MESH_DATAPLANE_RUNTIME_ENVOY_XDS_TRANSPORT_PROTOCOL_VARIANT')
+      .choices(['GRPC', 'DELTA_GRPC'])
+      .default('GRPC'),
+  )
   .addOption(new Option('--cp-retry-backoff <duration>', 'wait between attempts to fetch the bootstrap').env('MESH_CONTROL_PLANE_RETRY_BACKOFF').argParser(seconds).default(3, '3s'))
   .addOption(new Option('--cp-retry-max-duration <duration>', 'how long to keep trying to fetch the bootstrap').env('MESH_CONTROL_PLANE_RETRY_MAX_DURATION').argParser(seconds).default(300, '5m'))
   .action(async (raw: Omit<RunOptions, 'retryBackoffMs' | 'retryMaxDurationMs'> & { cpRetryBackoff: number; cpRetryMaxDuration: number }) => {

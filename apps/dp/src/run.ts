@@ -29,7 +29,12 @@ export interface RunOptions {
   envoyComponentLogLevel: string;
   retryBackoffMs: number;
   retryMaxDurationMs: number;
+  /** `DELTA_GRPC`: Envoy asks for incremental xDS (the bootstrap request names the feature). */
+  xdsTransportProtocolVariant: string;
 }
+
+/** The bootstrap request's feature asking for incremental xDS (docs/xds.md, Incremental xDS). */
+const FEATURE_DELTA_GRPC = 'feature-delta-grpc';
 
 const log = (message: string, details: Record<string, unknown> = {}) =>
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', logger: 'mesh-dp', msg: message, ...details })}\n`);
@@ -78,7 +83,7 @@ export async function run(options: RunOptions): Promise<number> {
       caCert,
       dynamicMetadata: {},
       operatingSystem: platform(),
-      features: [],
+      features: options.xdsTransportProtocolVariant === 'DELTA_GRPC' ? [FEATURE_DELTA_GRPC] : [],
       resources: { maxHeapSizeBytes: 0 },
       accessLogSocketPath: join(configDir, `mesh-al-${name}-${mesh}.sock`),
       metricsResources: { socketPath: join(configDir, `mesh-mh-${name}-${mesh}.sock`), certPath: '', keyPath: '' },

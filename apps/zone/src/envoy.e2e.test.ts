@@ -1,6 +1,7 @@
-// Real proxies: the zone binary, `mesh-dp` and Envoy. `web` reaches `backend` through both
-// proxies; TrafficRoute splits move traffic between backend versions; mesh mTLS with a
-// TrafficPermission removed denies it; a deleted backend leaves web's Envoy; insights follow.
+// Real proxies: the zone binary, `mesh-dp` and Envoy. `web` (on incremental xDS) reaches
+// `backend` (on state-of-the-world xDS) through both proxies; TrafficRoute splits move traffic
+// between backend versions; mesh mTLS with a TrafficPermission removed denies it; a deleted
+// backend leaves web's Envoy; insights follow.
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_DATAPLANE, callThroughTimes, clientDataplane, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
@@ -24,8 +25,8 @@ const api = async (method: string, path: string, body?: unknown) => {
 
 const callBackendTimes = (times: number) => callThroughTimes(outboundPort, times);
 
-async function startProxy(template: string, vars: Record<string, string>): Promise<DataplaneProcess> {
-  const proxy = await startMeshDataplane(cp, envoy!, template, vars);
+async function startProxy(template: string, vars: Record<string, string>, extraArgs: string[] = []): Promise<DataplaneProcess> {
+  const proxy = await startMeshDataplane(cp, envoy!, template, vars, extraArgs);
   proxies.set(vars.name!, proxy);
   return proxy;
 }
@@ -57,7 +58,11 @@ beforeAll(async () => {
   const web = await startApp('web');
   apps.push(web.server);
   outboundPort = await freePort();
-  await startProxy(clientDataplane('web', { backend: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) });
+  await startProxy(
+    clientDataplane('web', { backend: 'outboundPort' }),
+    { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) },
+    ['--xds-transport-protocol-variant', 'DELTA_GRPC'],
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -79,6 +84,9 @@ describe.skipIf(!envoy)('real Envoy proxies configured by the control plane', ()
       const rejected = [...stats.matchAll(/^(\S+update_rejected): (\d+)$/gm)].filter((match) => match[2] !== '0');
       expect(rejected, `${proxy.name}: ${stats}`).toEqual([]);
     }
+    // web's Envoy took its configuration over incremental xDS, as its bootstrap asked.
+    expect(await adminGet(proxies.get('web-1')!, '/config_dump')).toContain('"api_type": "DELTA_GRPC"');
+    expect(await adminGet(proxies.get('backend-v1')!, '/config_dump')).not.toContain('DELTA_GRPC');
     // The control plane answers the same from the live proxy's admin API.
     const viaApi = await api('GET', '/meshes/default/dataplanes/web-1/stats?filter=update_rejected');
     expect(viaApi.status).toBe(200);
@@ -88,6 +96,10 @@ describe.skipIf(!envoy)('real Envoy proxies configured by the control plane', ()
   it('moves traffic between backend versions as a TrafficRoute split says', async () => {
     expect((await api('PUT', '/meshes/default/traffic-routes/web-to-backend', route([['v1', 0], ['v2', 100]]))).status).toBe(201);
     await eventually(() => callBackendTimes(6), (answers) => answers.every((answer) => answer === 'backend v2'), 'all traffic on v2');
+    // The new clusters got their endpoints when they asked, not after Envoy gave up waiting for them.
+    const fetchTimeouts = await adminGet(proxies.get('web-1')!, '/stats?filter=init_fetch_timeout');
+    expect(fetchTimeouts).toMatch(/^cluster\.\S+\.init_fetch_timeout: 0$/m);
+    expect([...fetchTimeouts.matchAll(/^(\S+): (\d+)$/gm)].filter((match) => match[2] !== '0')).toEqual([]);
     expect((await api('PUT', '/meshes/default/traffic-routes/web-to-backend', route([['v1', 100], ['v2', 0]]))).status).toBe(200);
     await eventually(() => callBackendTimes(6), (answers) => answers.every((answer) => answer === 'backend v1'), 'all traffic on v1');
     expect((await api('DELETE', '/meshes/default/traffic-routes/web-to-backend')).status).toBe(200);

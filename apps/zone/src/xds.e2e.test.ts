@@ -3,14 +3,14 @@
 // they concern; tokens are checked; insights follow the streams; `POST /bootstrap` answers as the
 // reference's runner expects.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdsClient, type DiscoveryResponse, resourceNames, TYPE } from './testing/ads-client.js';
+import { AdsClient, DeltaAdsClient, type DeltaDiscoveryResponse, type DiscoveryResponse, resourceNames, TYPE } from './testing/ads-client.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 type Instance = Awaited<ReturnType<typeof startControlPlane>>;
 
 let cp: Instance;
 let dpAddress: string;
-const clients: AdsClient[] = [];
+const clients: Array<{ close(): void }> = [];
 /** The stream of web-1 the first test opens and later tests look at. */
 let webClient: AdsClient | undefined;
 
@@ -321,6 +321,10 @@ describe('POST /bootstrap', () => {
       portValue: Number(dpAddress.split(':')[1]),
     });
     expect(envoy.admin.address.socketAddress).toEqual({ address: '127.0.0.1', portValue: 9911 });
+    expect(envoy.dynamicResources.adsConfig.apiType).toBe('GRPC');
+
+    const delta = await bootstrap({ mesh: 'default', name: 'boot-1', proxyType: 'dataplane', dataplaneToken: token, dataplaneResource: resource, features: ['feature-delta-grpc'] });
+    expect(JSON.parse(Buffer.from(((await delta.json()) as { bootstrap: string }).bootstrap, 'base64').toString('utf8')).dynamicResources.adsConfig.apiType).toBe('DELTA_GRPC');
   });
 
   it('refuses a request without a token, an invalid resource, an unknown proxy and malformed fields, as the reference does', async () => {
@@ -370,5 +374,85 @@ describe('zone proxies', () => {
       'the zone ingress insight',
     );
     expect(overview.json.zoneIngressInsight.subscriptions[0].connectTime).toEqual(expect.any(String));
+  });
+});
+
+describe('ADS incremental', () => {
+  function connectDelta(nodeId: string, token: string | undefined): DeltaAdsClient {
+    const client = new DeltaAdsClient({ address: dpAddress, nodeId, ...(token !== undefined ? { token } : {}) });
+    clients.push(client);
+    return client;
+  }
+  const namesOf = (response: DeltaDiscoveryResponse) => response.resources.map((entry) => entry.name);
+  const addressesOf = (response: DeltaDiscoveryResponse) =>
+    endpointAddresses({ version_info: '', type_url: response.type_url, nonce: response.nonce, resources: response.resources.map((entry) => entry.resource) }, 'backend');
+
+  it('sends a subscribed proxy what it lacks, then only what changed and the names of what is gone', async () => {
+    await putDataplane(sidecar('web-delta', '10.0.0.40', 'web', ['backend']));
+    const client = connectDelta('default.web-delta', await tokenFor('web-delta'));
+    client.request({ typeUrl: TYPE.cluster });
+    client.request({ typeUrl: TYPE.listener });
+    const clusters = await client.next(TYPE.cluster, 1);
+    expect(namesOf(clusters)).toEqual(expect.arrayContaining(['backend', 'localhost:80', 'mesh:envoy:admin']));
+    expect(clusters.resources.every((entry) => entry.version !== '')).toBe(true);
+    client.answer(clusters);
+    client.request({ typeUrl: TYPE.endpoints, subscribe: ['backend'] });
+    const endpoints = await client.next(TYPE.endpoints, 1);
+    const before = addressesOf(endpoints);
+    expect(before).toContain('10.0.0.2:8080');
+    client.answer(endpoints);
+    const listeners = await client.next(TYPE.listener, 1);
+    expect(namesOf(listeners)).toEqual(expect.arrayContaining(['inbound:10.0.0.40:8080', 'outbound:127.0.0.1:10001']));
+    client.answer(listeners);
+
+    // A new instance of backend: only its assignment goes, clusters and listeners stay as they are.
+    await putDataplane(sidecar('backend-delta', '10.0.0.41', 'backend'));
+    const moved = await client.next(TYPE.endpoints, 2);
+    expect(namesOf(moved)).toEqual(['backend']);
+    expect(addressesOf(moved)).toEqual([...before, '10.0.0.41:8080'].sort());
+    client.answer(moved);
+
+    // No longer calling backend: its cluster and outbound listener are removed by name.
+    await putDataplane(sidecar('web-delta', '10.0.0.40', 'web', []));
+    const removedClusters = await client.next(TYPE.cluster, 2);
+    expect(removedClusters.removed_resources).toEqual(['backend']);
+    expect(removedClusters.resources).toEqual([]);
+    client.answer(removedClusters);
+    const removedListeners = await client.next(TYPE.listener, 2);
+    expect(removedListeners.removed_resources).toEqual(['outbound:127.0.0.1:10001']);
+    client.answer(removedListeners);
+    const live = await api('GET', '/meshes/default/dataplanes/web-delta/xds');
+    const dumped = live.json.configs.find((config: Record<string, any>) => config['@type'].endsWith('ListenersConfigDump'));
+    expect(dumped.versionInfo).toBe(removedListeners.system_version_info);
+    expect(JSON.stringify(dumped)).toContain('inbound:10.0.0.40:8080');
+    expect(JSON.stringify(dumped)).not.toContain('outbound:127.0.0.1:10001');
+    // The proxy still subscribes to backend's endpoints: it hears they are gone too.
+    const removedEndpoints = await client.next(TYPE.endpoints, 3);
+    expect(removedEndpoints.removed_resources).toEqual(['backend']);
+    client.answer(removedEndpoints);
+    expect(client.of(TYPE.cluster)).toHaveLength(2);
+
+    const insight = await eventually(
+      () => insightOf('web-delta'),
+      (overview) => Number(overview?.dataplaneInsight?.subscriptions?.at(-1)?.status?.eds?.responsesAcknowledged ?? 0) >= 3,
+      'the ACKs in the insight',
+    );
+    expect(insight?.dataplaneInsight?.subscriptions?.at(-1)?.status?.cds).toMatchObject({ responsesSent: '2', responsesAcknowledged: '2' });
+  });
+
+  it('leaves out what a reconnecting proxy holds, and refuses a proxy without a valid token', async () => {
+    const token = await tokenFor('web-delta');
+    const first = connectDelta('default.web-delta', token);
+    first.request({ typeUrl: TYPE.cluster });
+    const all = await first.next(TYPE.cluster, 1);
+    first.close();
+    const [held, ...rest] = all.resources;
+    const again = connectDelta('default.web-delta', token);
+    again.request({ typeUrl: TYPE.cluster, initialVersions: { [held!.name]: held!.version } });
+    expect(namesOf(await again.next(TYPE.cluster, 1)).sort()).toEqual(rest.map((entry) => entry.name).sort());
+
+    const refused = connectDelta('default.web-delta', 'not-a-jwt');
+    refused.request({ typeUrl: TYPE.cluster });
+    expect(await refused.ended()).toEqual({ code: 2, details: 'authentication failed: could not parse the token' });
   });
 });

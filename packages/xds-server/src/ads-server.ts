@@ -8,7 +8,8 @@ import { decodeSpec, DomainError, getKind, type DataplaneSpec } from '@mesh/mode
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { ResourceStore } from '@mesh/store';
-import { AdsTypeStates, type DiscoveryRequest, type SentResources } from './ads-stream.js';
+import { AdsTypeStates, type DiscoveryRequest, type SentResources, type StreamEvents, type TypeStates } from './ads-stream.js';
+import { type DeltaDiscoveryRequest, DeltaTypeStates } from './delta-stream.js';
 import { type Authenticator, credentialOf } from './auth.js';
 import { insightKindOf, type InsightWriter, Subscription } from './insights.js';
 import { METADATA, proxyNodeOf, type ProxyNode, proxyVersionOf, RESOURCE_TYPE_OF, StreamRefusal, stringMetadata } from './proxy-node.js';
@@ -16,7 +17,7 @@ import { RefreshQueue } from './refresh-queue.js';
 import { ProxySession } from './session.js';
 import type { Snapshot } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
-import type { DiscoveryResponse } from './wire.js';
+import type { DeltaDiscoveryResponse, DiscoveryResponse } from './wire.js';
 import { TYPE_URLS } from './snapshot.js';
 
 export interface Logger {
@@ -69,10 +70,23 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-class AdsStream implements ConnectedProxy {
+/** What every discovery request carries that the stream reads itself. */
+interface StreamRequest {
+  node_id?: string;
+  node?: Record<string, unknown>;
+  type_url?: string;
+}
+
+/** A variant of the protocol: the per-type states of a stream, writing its responses. */
+type StreamProtocol<Request, Response> = (write: (response: Response) => void, events: StreamEvents, nackBackoffMs: number, now: () => Date) => TypeStates<Request>;
+
+const STATE_OF_THE_WORLD: StreamProtocol<DiscoveryRequest, DiscoveryResponse> = (...args) => new AdsTypeStates(...args);
+const INCREMENTAL: StreamProtocol<DeltaDiscoveryRequest, DeltaDiscoveryResponse> = (...args) => new DeltaTypeStates(...args);
+
+class AdsStream<Request extends StreamRequest, Response> implements ConnectedProxy {
   private session: ProxySession | undefined;
   private subscription: Subscription | undefined;
-  private readonly types: AdsTypeStates;
+  private readonly types: TypeStates<Request>;
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
   private closed = false;
@@ -85,12 +99,13 @@ class AdsStream implements ConnectedProxy {
 
   constructor(
     private readonly server: AdsServer,
-    private readonly call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>,
+    private readonly call: ServerDuplexStream<Request, Response>,
+    protocol: StreamProtocol<Request, Response>,
   ) {
     const options = server.options;
     this.connectedAt = options.now();
     options.metrics?.streams(1);
-    this.types = new AdsTypeStates(
+    this.types = protocol(
       (response) => {
         if (!this.closed) this.call.write(response);
       },
@@ -124,7 +139,7 @@ class AdsStream implements ConnectedProxy {
     return this.types.sent();
   }
 
-  take(request: DiscoveryRequest): void {
+  take(request: Request): void {
     // Requests are handled in turn; a proxy that sends far more than it is answered is cut off, not queued without end.
     if (++this.pending > MAX_PENDING_REQUESTS) {
       this.refuse(new StreamRefusal(`more than ${MAX_PENDING_REQUESTS} requests waiting to be handled`, status.RESOURCE_EXHAUSTED));
@@ -148,7 +163,7 @@ class AdsStream implements ConnectedProxy {
       .finally(() => this.pending--);
   }
 
-  private async handle(request: DiscoveryRequest): Promise<void> {
+  private async handle(request: Request): Promise<void> {
     if (this.closed) return;
     if (!this.session) await this.open(request);
     else await this.checkAgain();
@@ -156,7 +171,7 @@ class AdsStream implements ConnectedProxy {
   }
 
   /** Takes a request of an open stream (its node must stay the same) and answers what it waits for. */
-  private answer(request: DiscoveryRequest): void {
+  private answer(request: Request): void {
     const session = this.session;
     if (this.closed || !session) return;
     const nodeId = request.node_id ?? '';
@@ -166,12 +181,12 @@ class AdsStream implements ConnectedProxy {
       );
     }
     if (!this.types.takeRequest(request)) return;
-    if (session.node.grpcClient && request.type_url === TYPE_URLS.listener) session.setGrpcListenerNames(request.resource_names ?? []);
+    if (session.node.grpcClient && request.type_url === TYPE_URLS.listener) session.setGrpcListenerNames(this.types.namesOf(TYPE_URLS.listener));
     this.types.respond(session.snapshot);
   }
 
   /** The first request: who the proxy is, whether it may connect, its resource registered, its configuration followed. */
-  private async open(request: DiscoveryRequest): Promise<void> {
+  private async open(request: Request): Promise<void> {
     const { options } = this.server;
     const node = proxyNodeOf(request.node);
     this.credential = credentialOf(this.call.metadata.get('authorization'));
@@ -343,26 +358,38 @@ class AdsStream implements ConnectedProxy {
   }
 }
 
+/** A stream of either variant. */
+type AnyStream = AdsStream<StreamRequest, unknown>;
+
 /** Serves the ADS streams of one control plane instance. */
 export class AdsServer {
   /** The proxies' recomputations, in turn. */
   readonly queue = new RefreshQueue();
-  private readonly streams = new Set<AdsStream>();
-  private readonly byProxy = new Map<string, Set<AdsStream>>();
+  private readonly streams = new Set<AnyStream>();
+  private readonly byProxy = new Map<string, Set<AnyStream>>();
   private readonly deregistrations = new Set<NodeJS.Timeout>();
   private shuttingDown = false;
 
   constructor(readonly options: AdsServerOptions) {}
 
-  /** The gRPC handler of `StreamAggregatedResources`. */
+  /** The gRPC handler of `StreamAggregatedResources` (state of the world). */
   handleStream(call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {
+    this.serve(call, STATE_OF_THE_WORLD);
+  }
+
+  /** The gRPC handler of `DeltaAggregatedResources` (incremental). */
+  handleDeltaStream(call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void {
+    this.serve(call, INCREMENTAL);
+  }
+
+  private serve<Request extends StreamRequest, Response>(call: ServerDuplexStream<Request, Response>, protocol: StreamProtocol<Request, Response>): void {
     if (this.shuttingDown) {
       call.emit('error', { code: status.UNAVAILABLE, details: 'the control plane is shutting down' });
       return;
     }
-    const stream = new AdsStream(this, call);
+    const stream = new AdsStream(this, call, protocol);
     this.streams.add(stream);
-    call.on('data', (request: DiscoveryRequest) => stream.take(request));
+    call.on('data', (request: Request) => stream.take(request));
     const over = () => {
       this.streams.delete(stream);
       void stream.close(this.shuttingDown);
@@ -376,14 +403,14 @@ export class AdsServer {
     call.on('close', over);
   }
 
-  attach(stream: AdsStream): void {
+  attach(stream: AnyStream): void {
     const key = proxyKeyText(RESOURCE_TYPE_OF[stream.node.proxyType], stream.node.mesh, stream.node.name);
     let streams = this.byProxy.get(key);
     if (!streams) this.byProxy.set(key, (streams = new Set()));
     streams.add(stream);
   }
 
-  detach(stream: AdsStream): void {
+  detach(stream: AnyStream): void {
     const key = proxyKeyText(RESOURCE_TYPE_OF[stream.node.proxyType], stream.node.mesh, stream.node.name);
     const streams = this.byProxy.get(key);
     streams?.delete(stream);
@@ -394,7 +421,7 @@ export class AdsServer {
   connected(resourceType: string, mesh: string, name: string): ConnectedProxy | undefined {
     const streams = this.byProxy.get(proxyKeyText(resourceType, mesh, name));
     if (!streams) return undefined;
-    return [...streams].reduce<AdsStream | undefined>((newest, stream) => (!newest || stream.connectedAt >= newest.connectedAt ? stream : newest), undefined);
+    return [...streams].reduce<AnyStream | undefined>((newest, stream) => (!newest || stream.connectedAt >= newest.connectedAt ? stream : newest), undefined);
   }
 
   /** How many proxies are connected to this instance. */

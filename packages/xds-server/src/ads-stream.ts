@@ -56,10 +56,23 @@ export interface SentResources {
   readonly from: Snapshot;
 }
 
+/** What a stream keeps per resource type, in one variant of the protocol: state of the world here, incremental in src/delta-stream.ts. */
+export interface TypeStates<Request> {
+  /** Takes a request of the stream; false when it changes nothing (a stale one). */
+  takeRequest(request: Request): boolean;
+  /** Sends what the snapshot holds that the proxy waits for and has not been sent. */
+  respond(snapshot: Snapshot | undefined): void;
+  /** The names the proxy asked for of a type, distinct and sorted (a gRPC client names its listeners). */
+  namesOf(typeUrl: string): readonly string[];
+  /** Per type, what the proxy was sent last, for `/xds` of a connected proxy. */
+  sent(): ReadonlyMap<string, SentResources>;
+  close(): void;
+}
+
 /** Types a stream keeps state for: the five served, and room for the ones a proxy asks for in vain. */
 const MAX_TYPES = 16;
 
-export class AdsTypeStates {
+export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
   private readonly types = new Map<string, TypeState>();
   private nonce = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -136,6 +149,10 @@ export class AdsTypeStates {
     for (const [typeUrl, state] of this.types) {
       if (!SEND_ORDER.includes(typeUrl)) this.respondType(typeUrl, state, snapshot, selectionOf(typeUrl, snapshot, state));
     }
+  }
+
+  namesOf(typeUrl: string): readonly string[] {
+    return this.types.get(typeUrl)?.names ?? [];
   }
 
   /** The version and names last sent of each type, for `/xds` of a connected proxy. */

@@ -10,7 +10,7 @@ import { decodeSpec, getKind } from '@mesh/model';
 import type { ResourceStore } from '@mesh/store';
 import { z } from 'zod';
 import type { Authenticator } from './auth.js';
-import { METADATA, RESOURCE_TYPE_OF, type ProxyType } from './proxy-node.js';
+import { FEATURE_DELTA_GRPC, METADATA, RESOURCE_TYPE_OF, type ProxyType } from './proxy-node.js';
 
 export interface BootstrapSettings {
   /** `bootstrapServer.params.*`. */
@@ -190,7 +190,12 @@ export class BootstrapGenerator {
       dynamicResources: {
         ldsConfig: { ads: {}, resourceApiVersion: 'V3' },
         cdsConfig: { ads: {}, resourceApiVersion: 'V3' },
-        adsConfig: { apiType: 'GRPC', transportApiVersion: 'V3', setNodeOnFirstMessageOnly: true, grpcServices: [adsService] },
+        adsConfig: {
+          apiType: request.features?.includes(FEATURE_DELTA_GRPC) ? 'DELTA_GRPC' : 'GRPC',
+          transportApiVersion: 'V3',
+          setNodeOnFirstMessageOnly: true,
+          grpcServices: [adsService],
+        },
       },
       staticResources: { clusters: [adsCluster], ...(secrets.length > 0 ? { secrets } : {}) },
       admin: {

@@ -10,6 +10,7 @@ import type { TokenService } from '@mesh/tokens';
 import type { ConfigDump, ProxyConfig } from '@mesh/xds-renderer';
 import { AdsServer, type ConnectedProxy, type Logger } from './ads-server.js';
 import type { DiscoveryRequest } from './ads-stream.js';
+import type { DeltaDiscoveryRequest } from './delta-stream.js';
 import { Authenticator, type AuthnType } from './auth.js';
 import { BootstrapGenerator, bootstrapHandler, type BootstrapSettings } from './bootstrap.js';
 import { envoyRoot } from './envoy-protos.js';
@@ -19,9 +20,16 @@ import { openDataplanePort, type DataplanePort } from './port.js';
 import { METADATA, RESOURCE_TYPE_OF } from './proxy-node.js';
 import { TYPE_URLS } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
-import { decodeDiscoveryRequest, type DiscoveryResponse, serializeDiscoveryResponse } from './wire.js';
+import {
+  decodeDeltaDiscoveryRequest,
+  decodeDiscoveryRequest,
+  type DeltaDiscoveryResponse,
+  type DiscoveryResponse,
+  serializeDeltaDiscoveryResponse,
+  serializeDiscoveryResponse,
+} from './wire.js';
 
-const ADS_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
+const ADS_SERVICE = '/envoy.service.discovery.v3.AggregatedDiscoveryService';
 
 /** Which instance runs the work that must run once (the finalizer). */
 export interface Leadership {
@@ -98,10 +106,17 @@ export class DataplaneServer {
     });
     const grpc = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
     grpc.register(
-      ADS_PATH,
+      `${ADS_SERVICE}/StreamAggregatedResources`,
       (call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => ads.handleStream(call),
       serializeDiscoveryResponse,
-      (bytes: Buffer) => decodeDiscoveryRequest(bytes),
+      decodeDiscoveryRequest,
+      'bidi',
+    );
+    grpc.register(
+      `${ADS_SERVICE}/DeltaAggregatedResources`,
+      (call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) => ads.handleDeltaStream(call),
+      serializeDeltaDiscoveryResponse,
+      decodeDeltaDiscoveryRequest,
       'bidi',
     );
     // TLS is ended by the port: the gRPC server reads the plain HTTP/2 stream.

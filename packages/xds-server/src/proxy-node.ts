@@ -31,6 +31,9 @@ export const METADATA = {
   token: 'dataplane.token',
 } as const;
 
+/** A bootstrap request naming this feature gets a bootstrap for incremental xDS (docs/xds.md, Incremental xDS). */
+export const FEATURE_DELTA_GRPC = 'feature-delta-grpc';
+
 export interface ProxyNode {
   readonly id: string;
   readonly mesh: string;

@@ -3,10 +3,13 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, envoyRoot } from './envoy-protos.js';
 import {
+  decodeDeltaDiscoveryRequest,
   decodeDiscoveryRequest,
+  encodeDeltaDiscoveryResponse,
   encodeDiscoveryResponse,
   encodeResource,
   encodingCacheBytes,
+  serializeDeltaDiscoveryResponse,
   serializeDiscoveryResponse,
   versionOf,
   WireFormatError,
@@ -137,6 +140,50 @@ describe('resources on the wire', () => {
       expect(read(Buffer.from(serialized))).toMatchObject({ version_info: `v${nonce}`, nonce });
       expect(read(Buffer.from(serialized)).resources ?? []).toHaveLength(resources.length);
     }
+  });
+});
+
+describe('incremental discovery messages', () => {
+  it('reads the requests protobufjs reads', () => {
+    const type = envoyRoot().lookupType('envoy.service.discovery.v3.DeltaDiscoveryRequest');
+    const bytes = Buffer.from(
+      type
+        .encode(
+          type.fromObject({
+            node: { id: 'default.web-1', user_agent_name: 'envoy' },
+            type_url: CLUSTER,
+            resource_names_subscribe: ['a', 'b'],
+            resource_names_unsubscribe: ['c'],
+            initial_resource_versions: { a: 'v1', b: 'v2' },
+            response_nonce: '4',
+            error_detail: { code: 3, message: 'bad' },
+          }),
+        )
+        .finish(),
+    );
+    const read = decodeDeltaDiscoveryRequest(bytes);
+    expect(read).toMatchObject({ node_id: 'default.web-1', type_url: CLUSTER, resource_names_subscribe: ['a', 'b'], resource_names_unsubscribe: ['c'], response_nonce: '4' });
+    expect(read.error_detail).toEqual({ code: 3, message: 'bad' });
+    expect([...read.initial_resource_versions]).toEqual([
+      ['a', 'v1'],
+      ['b', 'v2'],
+    ]);
+    expect(read.node).toEqual(decodeMessage('envoy.service.discovery.v3.DeltaDiscoveryRequest', bytes).node);
+    expect(() => decodeDeltaDiscoveryRequest(bytes.subarray(0, bytes.length - 2))).toThrow(WireFormatError);
+  });
+
+  it('writes responses Envoy decodes, removed names and versions included', () => {
+    const resource = encodeResource(listener.name, listener);
+    const response = { systemVersionInfo: 'v9', resources: [{ version: 'r1', resource }], removed: ['gone', 'also-gone'], typeUrl: LISTENER, nonce: '12' };
+    const bytes = serializeDeltaDiscoveryResponse(response);
+    expect(Buffer.compare(bytes, encodeDeltaDiscoveryResponse(response))).toBe(0);
+    const read = decodeMessage('envoy.service.discovery.v3.DeltaDiscoveryResponse', Buffer.from(bytes)) as Record<string, any>;
+    expect(read).toMatchObject({ system_version_info: 'v9', type_url: LISTENER, nonce: '12', removed_resources: ['gone', 'also-gone'] });
+    expect(read.resources).toHaveLength(1);
+    expect(read.resources[0]).toMatchObject({ name: listener.name, version: 'r1', resource: { type_url: LISTENER } });
+    expect(Buffer.compare(Buffer.from(read.resources[0].resource.value), anyOf(resource.any).value as Buffer)).toBe(0);
+    const empty = decodeMessage('envoy.service.discovery.v3.DeltaDiscoveryResponse', encodeDeltaDiscoveryResponse({ ...response, systemVersionInfo: '', resources: [], removed: [] }));
+    expect(empty).toMatchObject({ type_url: LISTENER, nonce: '12' });
   });
 });
 

@@ -154,12 +154,11 @@ function writeDiscoveryResponse(response: DiscoveryResponse, into: Buffer | unde
   const versionBytes = Buffer.byteLength(versionInfo);
   const typeUrlBytes = Buffer.byteLength(typeUrl);
   const nonceBytes = Buffer.byteLength(nonce);
-  // Field numbers under 16: a tag is one byte.
-  let size = (versionBytes > 0 ? 1 + varintLength(versionBytes) + versionBytes : 0) + 2 + varintLength(typeUrlBytes) + typeUrlBytes + varintLength(nonceBytes) + nonceBytes;
+  // Field numbers under 16: a tag is one byte. Empty strings are left out, as proto3 does.
+  let size = textFieldSize(versionBytes) + textFieldSize(typeUrlBytes) + textFieldSize(nonceBytes);
   for (const resource of resources) size += 1 + varintLength(resource.any.length) + resource.any.length;
   if (!into || into.length < size) return size;
-  let offset = 0;
-  if (versionBytes > 0) offset = writeText(into, offset, 1, versionInfo, versionBytes);
+  let offset = writeText(into, 0, 1, versionInfo, versionBytes);
   for (const resource of resources) {
     into[offset++] = (2 << 3) | 2;
     offset = writeVarint(into, offset, resource.any.length);
@@ -170,35 +169,113 @@ function writeDiscoveryResponse(response: DiscoveryResponse, into: Buffer | unde
   return size;
 }
 
-/** A discovery response in a buffer of its own. */
-export function encodeDiscoveryResponse(response: DiscoveryResponse): Buffer {
-  const message = Buffer.allocUnsafe(writeDiscoveryResponse(response, undefined));
-  writeDiscoveryResponse(response, message);
+/** The version and encoding of one resource in an incremental response. */
+export interface VersionedResource {
+  readonly version: string;
+  readonly resource: EncodedResource;
+}
+
+/** An incremental (delta) discovery response to send: what changed of a type, and what is gone. */
+export interface DeltaDiscoveryResponse {
+  readonly systemVersionInfo: string;
+  readonly resources: readonly VersionedResource[];
+  readonly removed: readonly string[];
+  readonly typeUrl: string;
+  readonly nonce: string;
+}
+
+/** Bytes of a string field (tag, length, UTF-8); none for an empty string. */
+function textFieldSize(bytes: number): number {
+  return bytes > 0 ? 1 + varintLength(bytes) + bytes : 0;
+}
+
+/** envoy.service.discovery.v3.Resource: version (1), resource (2), name (3): the bytes of its fields. */
+function versionedResourceSize(entry: VersionedResource): number {
+  const { any, name } = entry.resource;
+  return textFieldSize(Buffer.byteLength(entry.version)) + 1 + varintLength(any.length) + any.length + textFieldSize(Buffer.byteLength(name));
+}
+
+/**
+ * envoy.service.discovery.v3.DeltaDiscoveryResponse: system_version_info (1), resources (2),
+ * type_url (4), nonce (5), removed_resources (6), written like `writeDiscoveryResponse`.
+ */
+function writeDeltaDiscoveryResponse(response: DeltaDiscoveryResponse, into: Buffer | undefined): number {
+  const { systemVersionInfo, resources, removed, typeUrl, nonce } = response;
+  const versionBytes = Buffer.byteLength(systemVersionInfo);
+  const typeUrlBytes = Buffer.byteLength(typeUrl);
+  const nonceBytes = Buffer.byteLength(nonce);
+  let size = textFieldSize(versionBytes) + textFieldSize(typeUrlBytes) + textFieldSize(nonceBytes);
+  const entrySizes = resources.map(versionedResourceSize);
+  for (const entrySize of entrySizes) size += 1 + varintLength(entrySize) + entrySize;
+  for (const name of removed) size += 1 + varintLength(Buffer.byteLength(name)) + Buffer.byteLength(name);
+  if (!into || into.length < size) return size;
+  let offset = writeText(into, 0, 1, systemVersionInfo, versionBytes);
+  resources.forEach((entry, at) => {
+    const { any, name } = entry.resource;
+    into[offset++] = (2 << 3) | 2;
+    offset = writeVarint(into, offset, entrySizes[at]!);
+    offset = writeText(into, offset, 1, entry.version, Buffer.byteLength(entry.version));
+    into[offset++] = (2 << 3) | 2;
+    offset = writeVarint(into, offset, any.length);
+    offset += any.copy(into, offset);
+    offset = writeText(into, offset, 3, name, Buffer.byteLength(name));
+  });
+  offset = writeText(into, offset, 4, typeUrl, typeUrlBytes);
+  offset = writeText(into, offset, 5, nonce, nonceBytes);
+  for (const name of removed) {
+    const bytes = Buffer.byteLength(name);
+    into[offset] = (6 << 3) | 2;
+    offset = writeVarint(into, offset + 1, bytes);
+    offset += into.write(name, offset, bytes, 'utf8');
+  }
+  return size;
+}
+
+type MessageWriter = (into: Buffer | undefined) => number;
+
+/** A message in a buffer of its own. */
+function encodeWith(write: MessageWriter): Buffer {
+  const message = Buffer.allocUnsafe(write(undefined));
+  write(message);
   return message;
 }
 
-/** Scratch space of `serializeDiscoveryResponse`, grown up to this size; larger responses get a buffer of their own. */
+/** Scratch space of the serializers, grown up to this size; larger responses get a buffer of their own. */
 const MAX_SCRATCH_BYTES = 1024 * 1024;
 let scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
 /**
- * A discovery response as the data plane server's gRPC serializer: grpc-js copies the bytes into
- * its frame as soon as they are returned, so every response is written into the same scratch
- * space, valid until the next call (a push sends one per proxy and type: docs/xds.md, Pushing changes).
+ * A message for the data plane server's gRPC serializers: grpc-js copies the bytes into its frame
+ * as soon as they are returned, so every response is written into the same scratch space, valid
+ * until the next call (a push sends one per proxy and type: docs/xds.md, Pushing changes).
  */
-export function serializeDiscoveryResponse(response: DiscoveryResponse): Buffer {
-  const size = writeDiscoveryResponse(response, scratch);
+function serializeWith(write: MessageWriter): Buffer {
+  const size = write(scratch);
   if (size <= scratch.length) return scratch.subarray(0, size);
-  if (size > MAX_SCRATCH_BYTES) return encodeDiscoveryResponse(response);
+  if (size > MAX_SCRATCH_BYTES) return encodeWith(write);
   let length = scratch.length;
   while (length < size) length *= 2;
   scratch = Buffer.allocUnsafeSlow(length);
-  writeDiscoveryResponse(response, scratch);
+  write(scratch);
   return scratch.subarray(0, size);
 }
 
-/** Writes a string field (its tag, length and UTF-8 bytes) at `offset`; returns the offset after it. */
+/** A discovery response in a buffer of its own. */
+export const encodeDiscoveryResponse = (response: DiscoveryResponse): Buffer => encodeWith((into) => writeDiscoveryResponse(response, into));
+
+/** A discovery response as grpc-js serializes it: valid until the next call. */
+export const serializeDiscoveryResponse = (response: DiscoveryResponse): Buffer => serializeWith((into) => writeDiscoveryResponse(response, into));
+
+/** An incremental discovery response in a buffer of its own. */
+export const encodeDeltaDiscoveryResponse = (response: DeltaDiscoveryResponse): Buffer => encodeWith((into) => writeDeltaDiscoveryResponse(response, into));
+
+/** An incremental discovery response as grpc-js serializes it: valid until the next call. */
+export const serializeDeltaDiscoveryResponse = (response: DeltaDiscoveryResponse): Buffer =>
+  serializeWith((into) => writeDeltaDiscoveryResponse(response, into));
+
+/** Writes a string field (its tag, length and UTF-8 bytes) at `offset`, unless it is empty; returns the offset after it. */
 function writeText(into: Buffer, offset: number, field: number, value: string, bytes: number): number {
+  if (bytes === 0) return offset;
   into[offset] = (field << 3) | 2;
   const at = writeVarint(into, offset + 1, bytes);
   return at + into.write(value, at, bytes, 'utf8');
@@ -313,12 +390,9 @@ export function decodeDiscoveryRequest(bytes: Buffer): DiscoveryRequestOnWire {
       case 10:
         request.version_info = reader.text();
         break;
-      case 18: {
-        const [start, end] = reader.delimited();
-        request.node_id = readNodeId(bytes, start, end);
-        request.nodeBytes = bytes.subarray(start, end);
+      case 18:
+        request.readNode(bytes, reader.delimited());
         break;
-      }
       case 26:
         request.resource_names.push(reader.text());
         break;
@@ -328,11 +402,9 @@ export function decodeDiscoveryRequest(bytes: Buffer): DiscoveryRequestOnWire {
       case 42:
         request.response_nonce = reader.text();
         break;
-      case 50: {
-        const [start, end] = reader.delimited();
-        request.error_detail = readStatus(bytes, start, end);
+      case 50:
+        request.error_detail = readStatus(bytes, ...reader.delimited());
         break;
-      }
       default:
         reader.skip(tag & 7);
     }
@@ -342,15 +414,10 @@ export function decodeDiscoveryRequest(bytes: Buffer): DiscoveryRequestOnWire {
 
 const servedTypeUrl = (url: string): string => SERVED_TYPE_URLS.get(url) ?? url;
 
-/** A request as read off the wire; `node` is decoded on first read. */
-export class DiscoveryRequestOnWire {
-  version_info?: string;
+/** A request's node as read off the wire: its id at once, the rest decoded on first read. */
+class NodeOnWire {
   /** The node's id, when the request carries a node. */
   node_id?: string;
-  resource_names: string[] = [];
-  type_url?: string;
-  response_nonce?: string;
-  error_detail?: { code?: number; message?: string };
   nodeBytes: Buffer | undefined;
   private decodedNode: Record<string, unknown> | undefined;
 
@@ -358,4 +425,81 @@ export class DiscoveryRequestOnWire {
     if (this.decodedNode === undefined && this.nodeBytes !== undefined) this.decodedNode = decodeMessage('envoy.config.core.v3.Node', this.nodeBytes);
     return this.decodedNode;
   }
+
+  readNode(bytes: Buffer, [start, end]: [number, number]): void {
+    this.node_id = readNodeId(bytes, start, end);
+    this.nodeBytes = bytes.subarray(start, end);
+  }
+}
+
+/** A request as read off the wire; `node` is decoded on first read. */
+export class DiscoveryRequestOnWire extends NodeOnWire {
+  version_info?: string;
+  resource_names: string[] = [];
+  type_url?: string;
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string };
+}
+
+/** An incremental request as read off the wire; `node` is decoded on first read. */
+export class DeltaDiscoveryRequestOnWire extends NodeOnWire {
+  type_url?: string;
+  resource_names_subscribe: string[] = [];
+  resource_names_unsubscribe: string[] = [];
+  initial_resource_versions = new Map<string, string>();
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string };
+}
+
+/** A map<string, string> entry: key (1), value (2). */
+function readStringEntry(bytes: Buffer, [start, end]: [number, number]): [string, string] {
+  const reader = new FieldReader(bytes, start, end);
+  let key = '';
+  let value = '';
+  while (!reader.done) {
+    const tag = reader.varint();
+    if (tag === 10) key = reader.text();
+    else if (tag === 18) value = reader.text();
+    else reader.skip(tag & 7);
+  }
+  return [key, value];
+}
+
+/**
+ * An envoy.service.discovery.v3.DeltaDiscoveryRequest: node (1), type_url (2),
+ * resource_names_subscribe (3), resource_names_unsubscribe (4), initial_resource_versions (5),
+ * response_nonce (6), error_detail (7). The node is read as in `decodeDiscoveryRequest`.
+ */
+export function decodeDeltaDiscoveryRequest(bytes: Buffer): DeltaDiscoveryRequestOnWire {
+  const reader = new FieldReader(bytes);
+  const request = new DeltaDiscoveryRequestOnWire();
+  while (!reader.done) {
+    const tag = reader.varint();
+    switch (tag) {
+      case 10:
+        request.readNode(bytes, reader.delimited());
+        break;
+      case 18:
+        request.type_url = servedTypeUrl(reader.text());
+        break;
+      case 26:
+        request.resource_names_subscribe.push(reader.text());
+        break;
+      case 34:
+        request.resource_names_unsubscribe.push(reader.text());
+        break;
+      case 42:
+        request.initial_resource_versions.set(...readStringEntry(bytes, reader.delimited()));
+        break;
+      case 50:
+        request.response_nonce = reader.text();
+        break;
+      case 58:
+        request.error_detail = readStatus(bytes, ...reader.delimited());
+        break;
+      default:
+        reader.skip(tag & 7);
+    }
+  }
+  return request;
 }

@@ -1,5 +1,6 @@
-// A state-of-the-world ADS client over grpc-js, for end-to-end tests of the data plane server: it
-// sends the requests a proxy sends and decodes the responses with Envoy's own .proto files.
+// ADS clients over grpc-js (state of the world and incremental), for end-to-end tests of the data
+// plane server: they send the requests a proxy sends and decode the responses with Envoy's own
+// .proto files.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { credentials as grpcCredentials, type ClientDuplexStream, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
@@ -49,7 +50,12 @@ export interface AdsClientOptions {
   userAgent?: string;
 }
 
-type ServiceClient = { StreamAggregatedResources(metadata: Metadata): ClientDuplexStream<object, Record<string, unknown>> };
+type Call = ClientDuplexStream<object, Record<string, unknown>>;
+type ServiceClient = {
+  StreamAggregatedResources(metadata: Metadata): Call;
+  DeltaAggregatedResources(metadata: Metadata): Call;
+  close(): void;
+};
 
 /** A proto3 Struct from JSON, as protobufjs's fromObject reads it (its own well-known types use camel case). */
 function struct(value: Record<string, unknown>): Record<string, unknown> {
@@ -64,25 +70,30 @@ function struct(value: Record<string, unknown>): Record<string, unknown> {
   return { fields: Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toValue(item)])) };
 }
 
-export class AdsClient {
-  readonly responses: DiscoveryResponse[] = [];
+/** One ADS stream of a test proxy: the responses as they come, and how the stream ended. */
+abstract class StreamClient<Response extends { type_url: string }> {
+  readonly responses: Response[] = [];
   /** Set when the server ends the stream. */
   status: { code: number; details: string } | undefined;
-  private readonly call: ClientDuplexStream<object, Record<string, unknown>>;
+  protected readonly call: Call;
   private readonly client: { close(): void };
   private first = true;
 
-  constructor(private readonly options: AdsClientOptions) {
+  constructor(
+    protected readonly options: AdsClientOptions,
+    open: (client: ServiceClient, metadata: Metadata) => Call,
+    decode: (response: Record<string, unknown>) => Response,
+  ) {
     const loaded = loadPackageDefinition(protos()) as unknown as {
-      envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: new (address: string, creds: ReturnType<typeof grpcCredentials.createInsecure>) => ServiceClient & { close(): void } } } } };
+      envoy: { service: { discovery: { v3: { AggregatedDiscoveryService: new (address: string, creds: ReturnType<typeof grpcCredentials.createInsecure>) => ServiceClient } } } };
     };
     const Service = loaded.envoy.service.discovery.v3.AggregatedDiscoveryService;
     const client = new Service(options.address, grpcCredentials.createInsecure());
     this.client = client;
     const metadata = new Metadata();
     if (options.token !== undefined) metadata.set('authorization', options.token);
-    this.call = client.StreamAggregatedResources(metadata);
-    this.call.on('data', (response: Record<string, unknown>) => this.responses.push(decodeResponse(response)));
+    this.call = open(client, metadata);
+    this.call.on('data', (response: Record<string, unknown>) => this.responses.push(decode(response)));
     this.call.on('error', (error: { code: number; details: string }) => {
       this.status = { code: error.code, details: error.details };
     });
@@ -92,47 +103,27 @@ export class AdsClient {
   }
 
   /**
-   * Sends a request; the node goes with the first one only (Envoy with `set_node_on_first_message_only`),
+   * The node for a request: with the first one only (Envoy with `set_node_on_first_message_only`),
    * and with a later one given `nodeId` (Envoy's default repeats it).
    */
-  request(request: { typeUrl: string; versionInfo?: string; nonce?: string; resourceNames?: string[]; error?: string; nodeId?: string }): void {
-    const message: Record<string, unknown> = {
-      type_url: request.typeUrl,
-      version_info: request.versionInfo ?? '',
-      response_nonce: request.nonce ?? '',
-      resource_names: request.resourceNames ?? [],
+  protected nodeFor(nodeId: string | undefined): Record<string, unknown> | undefined {
+    if (!this.first && nodeId === undefined) return undefined;
+    this.first = false;
+    return {
+      id: nodeId ?? this.options.nodeId,
+      cluster: 'test',
+      metadata: struct(this.options.metadata ?? {}),
+      user_agent_name: this.options.userAgent ?? 'envoy',
     };
-    if (request.error !== undefined) message.error_detail = { code: 3, message: request.error };
-    if (this.first || request.nodeId !== undefined) {
-      message.node = {
-        id: request.nodeId ?? this.options.nodeId,
-        cluster: 'test',
-        metadata: struct(this.options.metadata ?? {}),
-        user_agent_name: this.options.userAgent ?? 'envoy',
-      };
-      this.first = false;
-    }
-    this.call.write(message);
-  }
-
-  /** ACKs (or NACKs, with an error) a response. */
-  answer(response: DiscoveryResponse, options: { error?: string; resourceNames?: string[]; acceptedVersion?: string } = {}): void {
-    this.request({
-      typeUrl: response.type_url,
-      versionInfo: options.error === undefined ? response.version_info : (options.acceptedVersion ?? ''),
-      nonce: response.nonce,
-      ...(options.resourceNames ? { resourceNames: options.resourceNames } : {}),
-      ...(options.error !== undefined ? { error: options.error } : {}),
-    });
   }
 
   /** The responses of a type received so far. */
-  of(typeUrl: string): DiscoveryResponse[] {
+  of(typeUrl: string): Response[] {
     return this.responses.filter((response) => response.type_url === typeUrl);
   }
 
   /** Waits for the `count`-th response of a type (1 = the first). */
-  async next(typeUrl: string, count: number, timeoutMs = 10_000): Promise<DiscoveryResponse> {
+  async next(typeUrl: string, count: number, timeoutMs = 10_000): Promise<Response> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = this.of(typeUrl);
@@ -159,19 +150,99 @@ export class AdsClient {
   }
 }
 
-/** Decodes each resource's Any with the message its type URL names. */
+/** A state-of-the-world stream. */
+export class AdsClient extends StreamClient<DiscoveryResponse> {
+  constructor(options: AdsClientOptions) {
+    super(options, (client, metadata) => client.StreamAggregatedResources(metadata), decodeResponse);
+  }
+
+  /** Sends a request (the node as `nodeFor` says). */
+  request(request: { typeUrl: string; versionInfo?: string; nonce?: string; resourceNames?: string[]; error?: string; nodeId?: string }): void {
+    const message: Record<string, unknown> = {
+      type_url: request.typeUrl,
+      version_info: request.versionInfo ?? '',
+      response_nonce: request.nonce ?? '',
+      resource_names: request.resourceNames ?? [],
+    };
+    if (request.error !== undefined) message.error_detail = { code: 3, message: request.error };
+    const node = this.nodeFor(request.nodeId);
+    if (node) message.node = node;
+    this.call.write(message);
+  }
+
+  /** ACKs (or NACKs, with an error) a response. */
+  answer(response: DiscoveryResponse, options: { error?: string; resourceNames?: string[]; acceptedVersion?: string } = {}): void {
+    this.request({
+      typeUrl: response.type_url,
+      versionInfo: options.error === undefined ? response.version_info : (options.acceptedVersion ?? ''),
+      nonce: response.nonce,
+      ...(options.resourceNames ? { resourceNames: options.resourceNames } : {}),
+      ...(options.error !== undefined ? { error: options.error } : {}),
+    });
+  }
+}
+
+export interface DeltaDiscoveryResponse {
+  system_version_info: string;
+  type_url: string;
+  nonce: string;
+  /** Each resource's name, version and decoded message. */
+  resources: Array<{ name: string; version: string; resource: Record<string, unknown> }>;
+  removed_resources: string[];
+}
+
+/** An incremental stream. */
+export class DeltaAdsClient extends StreamClient<DeltaDiscoveryResponse> {
+  constructor(options: AdsClientOptions) {
+    super(options, (client, metadata) => client.DeltaAggregatedResources(metadata), decodeDeltaResponse);
+  }
+
+  /** Sends a request: subscription changes, versions held at the start, the answer to a response. */
+  request(request: { typeUrl: string; subscribe?: string[]; unsubscribe?: string[]; initialVersions?: Record<string, string>; nonce?: string; error?: string }): void {
+    const message: Record<string, unknown> = {
+      type_url: request.typeUrl,
+      resource_names_subscribe: request.subscribe ?? [],
+      resource_names_unsubscribe: request.unsubscribe ?? [],
+      initial_resource_versions: request.initialVersions ?? {},
+      response_nonce: request.nonce ?? '',
+    };
+    if (request.error !== undefined) message.error_detail = { code: 3, message: request.error };
+    const node = this.nodeFor(undefined);
+    if (node) message.node = node;
+    this.call.write(message);
+  }
+
+  /** ACKs (or NACKs, with an error) a response. */
+  answer(response: DeltaDiscoveryResponse, error?: string): void {
+    this.request({ typeUrl: response.type_url, nonce: response.nonce, ...(error !== undefined ? { error } : {}) });
+  }
+}
+
+/** An Any decoded with the message its type URL names. */
+function decodeAny(any: { type_url: string; value: Buffer }): Record<string, unknown> {
+  const definition = protos()[any.type_url.replace('type.googleapis.com/', '')] as { deserialize?: (bytes: Buffer) => Record<string, unknown> } | undefined;
+  if (!definition?.deserialize) throw new Error(`cannot decode ${any.type_url}`);
+  return definition.deserialize(any.value);
+}
+
 function decodeResponse(response: Record<string, unknown>): DiscoveryResponse {
-  const definitions = protos();
   const resources = (response.resources as Array<{ type_url: string; value: Buffer }> | undefined) ?? [];
   return {
     version_info: String(response.version_info ?? ''),
     type_url: String(response.type_url ?? ''),
     nonce: String(response.nonce ?? ''),
-    resources: resources.map((any) => {
-      const definition = definitions[any.type_url.replace('type.googleapis.com/', '')] as { deserialize?: (bytes: Buffer) => Record<string, unknown> } | undefined;
-      if (!definition?.deserialize) throw new Error(`cannot decode ${any.type_url}`);
-      return definition.deserialize(any.value);
-    }),
+    resources: resources.map(decodeAny),
+  };
+}
+
+function decodeDeltaResponse(response: Record<string, unknown>): DeltaDiscoveryResponse {
+  const resources = (response.resources as Array<{ name: string; version: string; resource: { type_url: string; value: Buffer } }> | undefined) ?? [];
+  return {
+    system_version_info: String(response.system_version_info ?? ''),
+    type_url: String(response.type_url ?? ''),
+    nonce: String(response.nonce ?? ''),
+    resources: resources.map((entry) => ({ name: entry.name, version: entry.version, resource: decodeAny(entry.resource) })),
+    removed_resources: (response.removed_resources as string[] | undefined) ?? [],
   };
 }
 

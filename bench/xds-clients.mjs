@@ -1,15 +1,13 @@
 // Simulated proxies for bench/xds-server.bench.mjs, in a process of their own: each is an ADS
 // stream that subscribes as Envoy does (clusters and listeners, then the endpoints of its outbound
-// services) and ACKs every response. Messages are encoded and read by hand (only the few fields a
-// proxy needs), so the clients cost little CPU next to the server. Driven over IPC:
+// services) and ACKs every response. They speak gRPC over Node's HTTP/2 sessions directly and
+// encode and read messages by hand (only the few fields a proxy needs), so the clients cost little
+// CPU next to the server they share the machine with. Driven over IPC:
 //   {start: {address, token, first, count, perChannel, outboundsOf}} -> {started}, then {progress}
-//   {mark: id} -> clients note the responses that follow; {report: id} -> {report: {...}}; {stop}
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const grpc = createRequire(join(root, 'apps', 'zone', 'package.json'))('@grpc/grpc-js');
+//   {mark: id, affected?: [index]} -> clients note the responses that follow, and send {reached: {id}}
+//   once every affected proxy has received one (the bench waits for that instead of polling reports,
+//   which would take CPU from the server it measures); {report: id} -> {report: {...}}; {stop}
+import { connect, constants } from 'node:http2';
 
 const ADS = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 export const TYPES = {
@@ -39,6 +37,75 @@ export function encodeRequest({ nodeId, versionInfo = '', names = [], typeUrl, n
   parts.push(...field(4, text(typeUrl)));
   if (nonce) parts.push(...field(5, text(nonce)));
   return Buffer.concat(parts);
+}
+
+/** A message as gRPC frames it on the wire: not compressed (0), its length (4 bytes), the message. */
+function framed(message) {
+  const frame = Buffer.allocUnsafe(5 + message.length);
+  frame[0] = 0;
+  frame.writeUInt32BE(message.length, 1);
+  message.copy(frame, 5);
+  return frame;
+}
+
+/**
+ * An ACK as encodeRequest writes it, framed, from the bytes of its names and type URL encoded once:
+ * the clients answer every response, and should cost the machine little next to the server.
+ */
+function framedAck(namesAndType, versionInfo, nonce) {
+  const version = Buffer.byteLength(versionInfo);
+  const nonceBytes = Buffer.byteLength(nonce);
+  // Versions and nonces are shorter than 128 bytes: one byte of length each.
+  const length = 2 + version + namesAndType.length + 2 + nonceBytes;
+  const out = Buffer.allocUnsafe(5 + length);
+  out[0] = 0;
+  out.writeUInt32BE(length, 1);
+  let at = 5;
+  out[at++] = (1 << 3) | 2;
+  out[at++] = version;
+  at += out.write(versionInfo, at, 'utf8');
+  at += namesAndType.copy(out, at);
+  out[at++] = (5 << 3) | 2;
+  out[at++] = nonceBytes;
+  out.write(nonce, at, 'utf8');
+  return out;
+}
+
+/**
+ * A bidirectional gRPC call on an HTTP/2 session: requests framed as above, responses cut out of
+ * the data as it comes, the call's status read from the trailers.
+ */
+class AdsCall {
+  constructor(session, token, onMessage, onError) {
+    this.stream = session.request({ ':method': 'POST', ':path': ADS, 'content-type': 'application/grpc', te: 'trailers', authorization: token });
+    let partial;
+    this.stream.on('data', (chunk) => {
+      const data = partial ? Buffer.concat([partial, chunk]) : chunk;
+      let at = 0;
+      while (data.length - at >= 5) {
+        const length = data.readUInt32BE(at + 1);
+        if (data.length - at - 5 < length) break;
+        onMessage(data.subarray(at + 5, at + 5 + length));
+        at += 5 + length;
+      }
+      partial = at < data.length ? data.subarray(at) : undefined;
+    });
+    const status = (headers) => {
+      const code = headers['grpc-status'];
+      if (code !== undefined && code !== '0') onError(decodeURIComponent(String(headers['grpc-message'] ?? `gRPC status ${code}`)));
+    };
+    this.stream.on('response', status);
+    this.stream.on('trailers', status);
+    this.stream.on('error', (error) => onError(error.message));
+  }
+
+  write(frame) {
+    this.stream.write(frame);
+  }
+
+  cancel() {
+    this.stream.close(constants.NGHTTP2_CANCEL);
+  }
 }
 
 /** The fields of a DiscoveryResponse a proxy acts on: version_info 1, resources 2 (counted), type_url 4, nonce 5. */
@@ -77,7 +144,7 @@ export function decodeResponse(buffer) {
 const now = () => performance.timeOrigin + performance.now();
 
 class Proxy {
-  constructor(client, index, token, outbounds, onComplete) {
+  constructor(session, index, token, outbounds, onComplete) {
     this.index = index;
     this.nodeId = `default.dp-${String(index).padStart(5, '0')}`;
     this.outbounds = outbounds;
@@ -86,25 +153,34 @@ class Proxy {
     this.onComplete = onComplete;
     this.markedAt = undefined;
     this.afterMark = [];
-    const metadata = new grpc.Metadata();
-    metadata.set('authorization', token);
-    this.call = client.makeBidiStreamRequest(ADS, (b) => b, (b) => b, metadata);
-    this.call.on('data', (bytes) => this.receive(decodeResponse(bytes)));
-    this.call.on('error', (error) => {
-      this.error = error.details ?? error.message;
-    });
+    this.affected = false;
+    /** Per type URL, the names and type URL of its ACKs, encoded. */
+    this.ackPrefixes = new Map();
+    this.call = new AdsCall(
+      session,
+      token,
+      (bytes) => this.receive(decodeResponse(bytes)),
+      (error) => (this.error ??= error),
+    );
     this.send({ nodeId: this.nodeId, typeUrl: TYPES.cluster });
     this.send({ typeUrl: TYPES.listener });
   }
 
   send(request) {
-    this.call.write(encodeRequest(request));
+    this.call.write(framed(encodeRequest(request)));
   }
 
   receive(response) {
-    if (this.markedAt !== undefined) this.afterMark.push({ at: now(), typeUrl: response.typeUrl });
-    const names = response.typeUrl === TYPES.endpoints ? this.outbounds : [];
-    this.send({ typeUrl: response.typeUrl, versionInfo: response.versionInfo, nonce: response.nonce, names });
+    if (this.markedAt !== undefined) {
+      this.afterMark.push({ at: now(), typeUrl: response.typeUrl });
+      if (this.afterMark.length === 1 && this.affected) reachedOne();
+    }
+    let ack = this.ackPrefixes.get(response.typeUrl);
+    if (!ack) {
+      const names = response.typeUrl === TYPES.endpoints ? this.outbounds : [];
+      this.ackPrefixes.set(response.typeUrl, (ack = encodeRequest({ typeUrl: response.typeUrl, names })));
+    }
+    this.call.write(framedAck(ack, response.versionInfo, response.nonce));
     if (response.typeUrl === TYPES.cluster && !this.got.has(TYPES.cluster)) this.send({ typeUrl: TYPES.endpoints, names: this.outbounds });
     this.got.add(response.typeUrl);
     if (!this.complete && this.got.size === 3) {
@@ -116,17 +192,30 @@ class Proxy {
 }
 
 let proxies = [];
-let clients = [];
+let sessions = [];
 let startedAt = 0;
 let completed = 0;
+/** The mark whose affected proxies are being waited for, and how many have not received anything yet. */
+let awaited;
+
+function reachedOne() {
+  if (awaited && --awaited.left === 0) {
+    process.send({ reached: { id: awaited.id } });
+    awaited = undefined;
+  }
+}
 
 function start({ address, token, first, count, perChannel, outboundsOf }) {
   startedAt = now();
   for (let i = 0; i < count; i++) {
-    if (i % perChannel === 0) clients.push(new grpc.Client(address, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }));
+    if (i % perChannel === 0) {
+      const session = connect(`http://${address}`);
+      session.on('error', () => {});
+      sessions.push(session);
+    }
     const index = first + i;
     proxies.push(
-      new Proxy(clients.at(-1), index, token, outboundsOf[index], () => {
+      new Proxy(sessions.at(-1), index, token, outboundsOf[index], () => {
         completed++;
         if (completed === count) process.send({ allComplete: { seconds: (now() - startedAt) / 1000 } });
       }),
@@ -143,10 +232,13 @@ process.on('message', (message) => {
   if (message.start) start(message.start);
   else if (message.mark !== undefined) {
     const at = now();
+    const affected = new Set(message.affected ?? []);
     for (const proxy of proxies) {
       proxy.markedAt = at;
       proxy.afterMark = [];
+      proxy.affected = affected.has(proxy.index);
     }
+    awaited = affected.size > 0 ? { id: message.mark, left: affected.size } : undefined;
     process.send({ marked: { id: message.mark, at } });
   } else if (message.report !== undefined) {
     // Per proxy: when it first heard anything after the mark, and how many responses it got.
@@ -154,9 +246,9 @@ process.on('message', (message) => {
     process.send({ report: { id: message.report, received } });
   } else if (message.stop) {
     for (const proxy of proxies) proxy.call.cancel();
-    for (const client of clients) client.close();
+    for (const session of sessions) session.close();
     proxies = [];
-    clients = [];
+    sessions = [];
     process.send({ stopped: true });
   }
 });

@@ -7,6 +7,7 @@
 // asserts nothing. See bench/README.md.
 //
 // Knobs (env): BENCH_PROXIES (5000), BENCH_PER_CHANNEL streams per client connection (50),
+// BENCH_WIDE_CHANGES mesh-wide changes (and bare pushes) measured (5),
 // BENCH_CPU_PROF=<dir> (run the control plane under `node --cpu-prof`, profile written at the end).
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ const grpc = createRequire(join(root, 'apps', 'zone', 'package.json'))('@grpc/gr
 const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
 const PROXIES = Number(process.env.BENCH_PROXIES ?? 5000);
 const PER_CHANNEL = Number(process.env.BENCH_PER_CHANNEL ?? 50);
+const WIDE_CHANGES = Number(process.env.BENCH_WIDE_CHANGES ?? 5);
 const SERVICES = Math.max(2, Math.round(PROXIES / 10));
 const ADS = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 
@@ -171,29 +173,27 @@ const ms = (value) => `${value.toFixed(1)} ms`;
 async function propagate(clients, change, affected) {
   const id = Math.random();
   const marked = clients.next((message) => message.marked?.id === id);
-  clients.send({ mark: id });
+  // The clients say when every affected proxy has heard of it: no polling while the server works.
+  const reached = clients.next((message) => message.reached?.id === id);
+  clients.send({ mark: id, affected: [...affected] });
   await marked;
   await change();
-  const deadline = Date.now() + 30_000;
-  let report;
-  for (;;) {
-    const reportId = Math.random();
-    const reply = clients.next((message) => message.report?.id === reportId);
-    clients.send({ report: reportId });
-    report = (await reply).report.received;
-    const reached = new Set(report.map((entry) => entry.index));
-    if ([...affected].every((index) => reached.has(index)) || Date.now() > deadline) break;
-    await sleep(50);
-  }
+  await Promise.race([reached, sleep(30_000)]);
   // A quiet second: anything arriving late to proxies the change did not concern counts too.
   await sleep(1000);
   const reportId = Math.random();
   const reply = clients.next((message) => message.report?.id === reportId);
   clients.send({ report: reportId });
-  report = (await reply).report.received;
+  const report = (await reply).report.received;
   const latencies = report.filter((entry) => affected.has(entry.index)).map((entry) => entry.first);
   const unneeded = report.filter((entry) => !affected.has(entry.index)).length;
   return { latencies, unneeded, missed: affected.size - latencies.length };
+}
+
+/** The lowest and highest p99 of single changes. */
+function p99Range(results) {
+  const p99s = results.map((result) => quantile([...result.latencies].sort((a, b) => a - b), 0.99)).sort((a, b) => a - b);
+  return `p99 of one change ${ms(p99s[0])} to ${ms(p99s.at(-1))}`;
 }
 
 const consumersOf = (name) => new Set(outboundsOf.flatMap((outbounds, index) => (outbounds.includes(name) ? [index] : [])));
@@ -222,12 +222,15 @@ console.log(`baseline: all ${PROXIES} proxies configured in ${baselineSeconds.to
 // The floor of a mesh-wide change: the same three responses pushed again to every stream, ACKs read.
 await sleep(2000);
 const everyProxy = new Set(Array.from({ length: PROXIES }, (_, i) => i));
-const baselinePush = await propagate(clients, async () => baseline.stdin.write('push\n'), everyProxy);
+const clientsBeforePush = usage(clients.child.pid);
+const baselinePushes = [];
+for (let j = 0; j < WIDE_CHANGES; j++) baselinePushes.push(await propagate(clients, async () => baseline.stdin.write('push\n'), everyProxy));
 const baselinePushed = usage(baseline.pid);
-const baselinePushLatencies = baselinePush.latencies.sort((a, b) => a - b);
+const baselinePushCpu = (baselinePushed.cpu - baselineAfter.cpu) / WIDE_CHANGES;
+const baselinePushLatencies = baselinePushes.flatMap((push) => push.latencies).sort((a, b) => a - b);
 console.log(
-  `baseline: the same three responses pushed to all ${PROXIES}: median ${ms(quantile(baselinePushLatencies, 0.5))}, p99 ${ms(quantile(baselinePushLatencies, 0.99))}; ` +
-    `server CPU ${(baselinePushed.cpu - baselineAfter.cpu).toFixed(2)} s`,
+  `baseline: the same three responses pushed to all ${PROXIES} (${WIDE_CHANGES} times): median ${ms(quantile(baselinePushLatencies, 0.5))}, p99 ${ms(quantile(baselinePushLatencies, 0.99))} ` +
+    `(${p99Range(baselinePushes)}); server CPU ${baselinePushCpu.toFixed(2)} s a push; the clients' CPU ${((usage(clients.child.pid).cpu - clientsBeforePush.cpu) / WIDE_CHANGES).toFixed(2)} s a push`,
 );
 await clients.stop();
 baseline.kill();
@@ -294,28 +297,37 @@ for (let j = 0; j < 10; j++) {
 const afterEndpoints = usage(cp.pid);
 report('A new endpoint of one service (its ~20 consumers)', endpoints, afterEndpoints.cpu - afterNarrow.cpu);
 
-// A mesh-wide Timeout that wins over the default one: every proxy.
-const wide = await propagate(
-  clients,
-  () =>
-    api(cp, 'PUT', '/meshes/default/timeouts/bench-all', {
-      type: 'Timeout',
-      mesh: 'default',
-      name: 'bench-all',
-      sources: [{ match: { 'mesh.io/service': '*' } }],
-      destinations: [{ match: { 'mesh.io/service': '*' } }],
-      conf: { connectTimeout: '4s', http: { requestTimeout: '20s' } },
-    }),
-  everyProxy,
-);
+// A mesh-wide Timeout that wins over the default one, changed again and again: every proxy's
+// clusters, endpoints and listeners, each time.
+const clientsBeforeWide = usage(clients.child.pid);
+const wide = [];
+for (let j = 0; j < WIDE_CHANGES; j++) {
+  wide.push(
+    await propagate(
+      clients,
+      () =>
+        api(cp, 'PUT', '/meshes/default/timeouts/bench-all', {
+          type: 'Timeout',
+          mesh: 'default',
+          name: 'bench-all',
+          sources: [{ match: { 'mesh.io/service': '*' } }],
+          destinations: [{ match: { 'mesh.io/service': '*' } }],
+          conf: { connectTimeout: `${4 + j}s`, http: { requestTimeout: `${20 + j}s` } },
+        }),
+      everyProxy,
+    ),
+  );
+}
 const after = usage(cp.pid);
-report(`A mesh-wide Timeout (all ${PROXIES} proxies)`, [wide], after.cpu - afterEndpoints.cpu);
+const wideCpu = (after.cpu - afterEndpoints.cpu) / WIDE_CHANGES;
+report(`A mesh-wide Timeout (all ${PROXIES} proxies, ${WIDE_CHANGES} changes)`, wide, after.cpu - afterEndpoints.cpu);
 const wideLatencies = scenarios.at(-1).latencies;
+console.log(`  ${p99Range(wide)}; control plane CPU ${wideCpu.toFixed(2)} s a change; the clients' CPU ${((usage(clients.child.pid).cpu - clientsBeforeWide.cpu) / WIDE_CHANGES).toFixed(2)} s a change`);
 console.log(
   `  against the bare push of the same bytes: median ${(quantile(wideLatencies, 0.5) / quantile(baselinePushLatencies, 0.5)).toFixed(2)}x, ` +
-    `p99 ${(quantile(wideLatencies, 0.99) / quantile(baselinePushLatencies, 0.99)).toFixed(2)}x, CPU ${((after.cpu - afterEndpoints.cpu) / (baselinePushed.cpu - baselineAfter.cpu)).toFixed(2)}x`,
+    `p99 ${(quantile(wideLatencies, 0.99) / quantile(baselinePushLatencies, 0.99)).toFixed(2)}x, CPU ${(wideCpu / baselinePushCpu).toFixed(2)}x`,
 );
-console.log(`changes: control plane CPU ${(after.cpu - before.cpu).toFixed(2)} s over the 21 changes; RSS ${after.rss.toFixed(0)} MB (peak seen)`);
+console.log(`changes: control plane CPU ${(after.cpu - before.cpu).toFixed(2)} s over the ${20 + WIDE_CHANGES} changes; RSS ${after.rss.toFixed(0)} MB (peak seen)`);
 
 await clients.stop();
 // A clean stop writes the CPU profile, when asked for.
@@ -326,7 +338,7 @@ console.log(
   JSON.stringify({
     proxies: PROXIES,
     baselineSeconds,
-    baselinePush: { median: quantile(baselinePushLatencies, 0.5), p99: quantile(baselinePushLatencies, 0.99), cpu: baselinePushed.cpu - baselineAfter.cpu },
+    baselinePush: { median: quantile(baselinePushLatencies, 0.5), p99: quantile(baselinePushLatencies, 0.99), cpu: baselinePushCpu },
     seconds,
     ratio: seconds / baselineSeconds,
     rssMb: { idle: idle.rss, connected: connected.rss, after: after.rss },

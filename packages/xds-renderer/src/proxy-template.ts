@@ -20,6 +20,8 @@ export const importsDefaultProfile = (template: Template): boolean =>
 
 /** The template's raw resources, each under its `name`; one that does not parse, or of a type no proxy takes, is left out. */
 export function addRawResources(resources: ResourceSet, template: Template): void {
+  const raws = template?.spec.conf?.resources ?? [];
+  if (raws.length === 0) return;
   const byType: Readonly<Record<string, ResourcesOfType<TypedObject>>> = {
     [TYPE.listener]: resources.listeners,
     [TYPE.cluster]: resources.clusters,
@@ -27,7 +29,7 @@ export function addRawResources(resources: ResourceSet, template: Template): voi
     [TYPE.routeConfiguration]: resources.routes,
     [TYPE.secret]: resources.secrets,
   };
-  for (const raw of template?.spec.conf?.resources ?? []) {
+  for (const raw of raws) {
     const parsed = parseEnvoyConfig(raw.resource ?? '');
     if ('error' in parsed) continue;
     const resource = withJsonNames(parsed.value);

@@ -26,33 +26,52 @@ export interface Entry<T> {
   resource: T;
 }
 
+/** Above this many resources a type is sorted by `Array.prototype.sort`; below, in place as it is read. */
+const INSERTION_SORT_MAX = 32;
+
 /** Resources of one xDS type by name: adding a name again replaces the earlier resource. */
 export class ResourcesOfType<T> {
-  private readonly byName = new Map<string, Entry<T>>();
+  /** Made on the first add: a proxy has no resources of most types (routes, secrets), and every render makes a set. */
+  private byName: Map<string, Entry<T>> | undefined;
 
   add(origin: string, name: string, resource: T): void {
-    this.byName.set(name, { name, origin, resource });
+    (this.byName ??= new Map()).set(name, { name, origin, resource });
   }
 
   get(name: string): Entry<T> | undefined {
-    return this.byName.get(name);
+    return this.byName?.get(name);
   }
 
   remove(name: string): void {
-    this.byName.delete(name);
+    this.byName?.delete(name);
   }
 
   entries(): Entry<T>[] {
-    return [...this.byName.values()];
+    return this.byName ? [...this.byName.values()] : [];
   }
 
   ofOrigin(origin: string): Entry<T>[] {
     return this.entries().filter((entry) => entry.origin === origin);
   }
 
-  /** The resources in name order. */
+  /** The resources in name order (code-unit order). */
   sorted(): T[] {
-    return [...this.byName.keys()].sort().map((name) => (this.byName.get(name) as Entry<T>).resource);
+    const byName = this.byName;
+    if (!byName) return [];
+    if (byName.size > INSERTION_SORT_MAX) return [...byName.keys()].sort().map((name) => (byName.get(name) as Entry<T>).resource);
+    // Every proxy's render sorts its few resources of each type: without the engine's sort, which allocates per call.
+    const entries: Entry<T>[] = [];
+    for (const entry of byName.values()) {
+      let at = entries.length;
+      while (at > 0 && (entries[at - 1] as Entry<T>).name > entry.name) {
+        entries[at] = entries[at - 1] as Entry<T>;
+        at--;
+      }
+      entries[at] = entry;
+    }
+    const resources: T[] = new Array<T>(entries.length);
+    for (let at = 0; at < entries.length; at++) resources[at] = (entries[at] as Entry<T>).resource;
+    return resources;
   }
 }
 

@@ -150,4 +150,25 @@ describe('one ADS stream', () => {
       [TYPE_URLS.listener, ['l']],
     ]);
   });
+
+  it('answers nothing to plain ACKs of a stream that has everything, and answers names asked anew with the same nonce', () => {
+    const { states, sent } = stream();
+    const snapshot = config({ clusters: [cluster('a'), cluster('b')], endpoints: [endpoints('a', 1), endpoints('b', 2)] });
+    states.takeRequest({ type_url: TYPE_URLS.cluster });
+    states.takeRequest({ type_url: TYPE_URLS.endpoints, resource_names: ['a'] });
+    states.respond(snapshot);
+    expect(sent.map((response) => [response.typeUrl, response.names])).toEqual([
+      [TYPE_URLS.cluster, ['a', 'b']],
+      [TYPE_URLS.endpoints, ['a']],
+    ]);
+    states.takeRequest({ type_url: TYPE_URLS.cluster, response_nonce: '1', version_info: sent[0]!.version });
+    states.respond(snapshot);
+    states.takeRequest({ type_url: TYPE_URLS.endpoints, response_nonce: '2', version_info: sent[1]!.version, resource_names: ['a'] });
+    states.respond(snapshot);
+    expect(sent).toHaveLength(2);
+    // The proxy now needs b's endpoints too, in a request that also answers the last response.
+    states.takeRequest({ type_url: TYPE_URLS.endpoints, response_nonce: '2', version_info: sent[1]!.version, resource_names: ['a', 'b'] });
+    states.respond(snapshot);
+    expect(sent.slice(2).map((response) => [response.typeUrl, response.names])).toEqual([[TYPE_URLS.endpoints, ['a', 'b']]]);
+  });
 });

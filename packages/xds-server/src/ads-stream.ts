@@ -74,9 +74,16 @@ const MAX_TYPES = 16;
 
 export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
   private readonly types = new Map<string, TypeState>();
+  /** Whether a proxy asked for types beyond SEND_ORDER (answered after those). */
+  private otherTypes = false;
   private nonce = 0;
   private timer: NodeJS.Timeout | undefined;
   private latest: Snapshot | undefined;
+  /**
+   * The snapshot of the last answer that left nothing waiting to be sent. Until it changes, a plain
+   * ACK (same names, no error) has nothing to answer: a push brings one per type and proxy.
+   */
+  private settledOn: Snapshot | undefined;
 
   constructor(
     private readonly write: (response: DiscoveryResponse) => void,
@@ -95,6 +102,7 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
     if (!state) {
       // A proxy asks for a handful of types; one naming ever more keeps no more state for them.
       if (this.types.size >= MAX_TYPES) return false;
+      if (!SEND_ORDER.includes(typeUrl)) this.otherTypes = true;
       state = {
         requestedNames: [],
         names: [],
@@ -114,19 +122,27 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
     }
     const nonce = request.response_nonce ?? '';
     if (nonce !== '' && nonce !== state.lastNonce) return false;
+    // Anything but a plain ACK may have something to answer.
+    let plainAck = nonce !== '';
     if (nonce !== '') {
       const error = request.error_detail?.message ?? (request.error_detail ? `code ${request.error_detail.code ?? 0}` : undefined);
       const rejected = request.error_detail !== undefined && request.error_detail !== null;
-      const deliveryMs = state.lastSentAt ? this.now().getTime() - state.lastSentAt.getTime() : undefined;
+      const now = this.now().getTime();
+      const deliveryMs = state.lastSentAt ? now - state.lastSentAt.getTime() : undefined;
       this.events.responseAnswered(typeUrl, rejected, request.version_info ?? '', error, deliveryMs);
-      if (rejected) state.holdUntil = this.now().getTime() + this.nackBackoffMs;
+      if (rejected) {
+        state.holdUntil = now + this.nackBackoffMs;
+        plainAck = false;
+      }
     }
     const requested = request.resource_names ?? [];
     if (!sameList(requested, state.requestedNames)) {
       state.requestedNames = requested;
       state.names = [...new Set(requested)].sort();
       state.namesKey = state.names.join('\u0000');
+      plainAck = false;
     }
+    if (!plainAck) this.settledOn = undefined;
     state.waiting = true;
     return true;
   }
@@ -137,18 +153,24 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
    * types after it: listeners never arrive before the clusters they name.
    */
   respond(snapshot: Snapshot | undefined): void {
-    if (!snapshot) return;
+    if (!snapshot || snapshot === this.settledOn) return;
     this.latest = snapshot;
     for (const typeUrl of SEND_ORDER) {
       const state = this.types.get(typeUrl);
       if (!state) continue;
       const selection = selectionOf(typeUrl, snapshot, state);
       this.respondType(typeUrl, state, snapshot, selection);
-      if (hasUnsentNews(state, selection)) return;
+      if (hasUnsentNews(state, selection)) {
+        this.settledOn = undefined;
+        return;
+      }
     }
-    for (const [typeUrl, state] of this.types) {
-      if (!SEND_ORDER.includes(typeUrl)) this.respondType(typeUrl, state, snapshot, selectionOf(typeUrl, snapshot, state));
+    if (this.otherTypes) {
+      for (const [typeUrl, state] of this.types) {
+        if (!SEND_ORDER.includes(typeUrl)) this.respondType(typeUrl, state, snapshot, selectionOf(typeUrl, snapshot, state));
+      }
     }
+    this.settledOn = snapshot;
   }
 
   namesOf(typeUrl: string): readonly string[] {
@@ -173,19 +195,19 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
 
   private respondType(typeUrl: string, state: TypeState, snapshot: Snapshot, selection: Selection): void {
     if (!state.waiting) return;
-    const now = this.now().getTime();
-    if (state.holdUntil > now) {
+    const { version, resources, names } = selection;
+    if (state.lastNonce !== undefined && version === state.lastVersion && names === state.lastNames) return;
+    const now = this.now();
+    if (state.holdUntil > now.getTime()) {
       this.retryAt(state.holdUntil);
       return;
     }
-    const { version, resources, names } = selection;
-    if (state.lastNonce !== undefined && version === state.lastVersion && names === state.lastNames) return;
     const nonce = String(++this.nonce);
     this.write({ versionInfo: version, resources, typeUrl, nonce });
     state.lastNonce = nonce;
     state.lastVersion = version;
     state.lastNames = names;
-    state.lastSentAt = this.now();
+    state.lastSentAt = now;
     state.lastSentFrom = snapshot;
     state.waiting = false;
     this.events.responseSent(typeUrl);
@@ -195,6 +217,7 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      this.settledOn = undefined;
       this.respond(this.latest);
     }, Math.max(0, at - this.now().getTime()));
     this.timer.unref();

@@ -2,7 +2,8 @@
 // was issued (its mesh certificate), and its current snapshot, recomputed when the proxy
 // configuration service says a change may have altered it.
 import { type DataplaneSpec, meshKind } from '@mesh/model';
-import type { ProxyConfigService } from '@mesh/proxy-config';
+import type { DataplaneResource } from '@mesh/policy-matcher';
+import type { MeshProxies, ProxyConfigService } from '@mesh/proxy-config';
 import { issueMeshIdentity, loadMeshCa, type IssuedIdentity, type MeshCa } from '@mesh/resource-manager';
 import type { ResourceStore } from '@mesh/store';
 import type { MeshIdentity, ProxyConfig, ProxyMetadata, ZoneProxyMetadata } from '@mesh/xds-renderer';
@@ -143,7 +144,8 @@ export class ProxySession {
         await this.options.proxyConfigs.settled();
         if (this.stopped) return;
         const started = performance.now();
-        const config = await this.currentConfig();
+        const current = this.currentConfig();
+        const config = current instanceof Promise ? await current : current;
         if (this.stopped) return;
         const result = config === undefined || config === this.snapshot?.config ? 'skip' : this.snapshot === undefined ? 'generated' : 'changed';
         if (config && result !== 'skip') {
@@ -162,8 +164,11 @@ export class ProxySession {
     }
   }
 
-  /** The proxy's configuration now; undefined while its resource does not exist (the last one stays). */
-  private async currentConfig(): Promise<ProxyConfig | undefined> {
+  /**
+   * The proxy's configuration now; undefined while its resource does not exist (the last one
+   * stays). A dataplane of a mesh without mTLS gets it without waiting: a push computes thousands.
+   */
+  private currentConfig(): ProxyConfig | undefined | Promise<ProxyConfig | undefined> {
     const { proxyConfigs } = this.options;
     const { node } = this;
     if (node.proxyType === 'ingress') {
@@ -171,13 +176,24 @@ export class ProxySession {
       return proxyConfigs.zoneIngressConfig(node.name);
     }
     if (node.proxyType === 'egress') {
-      this.setZoneMetadata({ identities: await this.egressIdentitiesNow() });
-      return proxyConfigs.zoneEgressConfig(node.name);
+      return this.egressIdentitiesNow().then((identities) => {
+        this.setZoneMetadata({ identities });
+        return proxyConfigs.zoneEgressConfig(node.name);
+      });
     }
     const mesh = proxyConfigs.mesh(node.mesh);
     const dataplane = mesh?.dataplane(node.name);
     if (!mesh || !dataplane) return undefined;
-    await this.ensureIdentity(dataplane.spec);
+    if (!mesh.meshContext().spec.mtls?.enabledBackend) {
+      this.identity = undefined;
+      return this.dataplaneConfig(mesh, dataplane);
+    }
+    return this.ensureIdentity(dataplane.spec).then(() => this.dataplaneConfig(mesh, dataplane));
+  }
+
+  private dataplaneConfig(mesh: MeshProxies, dataplane: DataplaneResource): ProxyConfig | undefined {
+    const { proxyConfigs } = this.options;
+    const { node } = this;
     if (node.grpcClient) {
       return renderGrpcClientConfig({ context: mesh.meshContext(), dataplane, services: this.grpcListenerNames });
     }

@@ -42,4 +42,15 @@ describe('proxy snapshots', () => {
     const following = snapshotOf(rendered('3s'), snapshotOf(rendered('1s')));
     for (const typeUrl of Object.values(TYPE_URLS)) expect(following.types.get(typeUrl)!.version).toBe(fresh.types.get(typeUrl)!.version);
   });
+
+  it('hands proxies that hold the same clusters and endpoints the same type snapshots, and each its own listeners', () => {
+    const first = snapshotOf(rendered('4s'));
+    const second = snapshotOf(rendered('4s'));
+    for (const typeUrl of [TYPE_URLS.cluster, TYPE_URLS.endpoints]) expect(second.types.get(typeUrl)).toBe(first.types.get(typeUrl));
+    expect(second.types.get(TYPE_URLS.listener)).not.toBe(first.types.get(TYPE_URLS.listener));
+    expect(second.types.get(TYPE_URLS.listener)!.version).toBe(first.types.get(TYPE_URLS.listener)!.version);
+    const other = snapshotOf(rendered('5s'));
+    expect(other.types.get(TYPE_URLS.cluster)).not.toBe(first.types.get(TYPE_URLS.cluster));
+  });
 });
+

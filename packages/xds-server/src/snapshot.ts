@@ -43,21 +43,51 @@ function holdsExactly(snapshot: TypeSnapshot, resources: readonly EncodedResourc
 }
 
 /**
- * A type's snapshot; the previous one when it holds the same encodings (a change touches a type
- * or two of a proxy, and a stream finds its selection of an unchanged type already made).
+ * Type snapshots of clusters and endpoints by what they hold (type, encodings, version suffix),
+ * while a proxy's snapshot holds them: the proxies of a class hold the same ones, which are then
+ * versioned once (docs/xds.md, Pushing changes). Listeners and secrets are the proxy's own (its
+ * address, its certificate): they are not looked up.
  */
-function typeSnapshot(resources: readonly EncodedResource[], previous: TypeSnapshot | undefined, versionSuffix = ''): TypeSnapshot {
+const sharedTypeSnapshots = new Map<string, WeakRef<TypeSnapshot>>();
+const forgetTypeSnapshot = new FinalizationRegistry<string>((key) => {
+  // The same content may have been snapshotted again since: that entry stays.
+  if (sharedTypeSnapshots.get(key)?.deref() === undefined) sharedTypeSnapshots.delete(key);
+});
+
+const SHARED_TYPES: ReadonlySet<string> = new Set([TYPE_URLS.cluster, TYPE_URLS.endpoints]);
+
+/**
+ * A type's snapshot; the previous one when it holds the same encodings (a change touches a type
+ * or two of a proxy, and a stream finds its selection of an unchanged type already made), else
+ * for clusters and endpoints one another proxy holds with the same encodings.
+ */
+function typeSnapshot(typeUrl: string, resources: readonly EncodedResource[], previous: TypeSnapshot | undefined, versionSuffix = ''): TypeSnapshot {
   if (previous && holdsExactly(previous, resources)) {
     const version = previous.resourcesVersion + versionSuffix;
     return version === previous.version ? previous : { ...previous, version };
   }
+  const shared = SHARED_TYPES.has(typeUrl);
+  let key = '';
+  if (shared) {
+    key = `${typeUrl}\u0000${versionSuffix}`;
+    for (const resource of resources) key += `\u0000${resource.id}`;
+    const held = sharedTypeSnapshots.get(key)?.deref();
+    if (held) return held;
+  }
   const resourcesVersion = versionOf(resources);
-  return { version: resourcesVersion + versionSuffix, resourcesVersion, resources: new Map(resources.map((resource) => [resource.name, resource])) };
+  const snapshot = { version: resourcesVersion + versionSuffix, resourcesVersion, resources: new Map(resources.map((resource) => [resource.name, resource])) };
+  if (shared) {
+    sharedTypeSnapshots.set(key, new WeakRef(snapshot));
+    forgetTypeSnapshot.register(snapshot, key);
+  }
+  return snapshot;
 }
 
 /** Encodes a type's resources; `before` are the ones of the previous configuration, in the order rendered. */
 function encoded<T extends Record<string, unknown>>(items: readonly T[], nameOf: (item: T) => string, before: readonly T[] | undefined): EncodedResource[] {
-  return items.map((item, at) => encodeResource(nameOf(item), item, before?.[at]));
+  const out = new Array<EncodedResource>(items.length);
+  for (let at = 0; at < items.length; at++) out[at] = encodeResource(nameOf(items[at] as T), items[at] as T, before?.[at]);
+  return out;
 }
 
 /**
@@ -68,13 +98,16 @@ function encoded<T extends Record<string, unknown>>(items: readonly T[], nameOf:
 export function snapshotOf(config: ProxyConfig, previous?: Snapshot): Snapshot {
   const typeBefore = (typeUrl: string) => previous?.types.get(typeUrl);
   const last = previous?.config;
-  const clusters = typeSnapshot(encoded(config.clusters, (cluster) => cluster.name, last?.clusters), typeBefore(TYPE_URLS.cluster));
+  const clusters = typeSnapshot(TYPE_URLS.cluster, encoded(config.clusters, (cluster) => cluster.name, last?.clusters), typeBefore(TYPE_URLS.cluster));
   const types = new Map<string, TypeSnapshot>([
-    [TYPE_URLS.listener, typeSnapshot(encoded(config.listeners, (listener) => listener.name, last?.listeners), typeBefore(TYPE_URLS.listener))],
+    [TYPE_URLS.listener, typeSnapshot(TYPE_URLS.listener, encoded(config.listeners, (listener) => listener.name, last?.listeners), typeBefore(TYPE_URLS.listener))],
     [TYPE_URLS.cluster, clusters],
-    [TYPE_URLS.endpoints, typeSnapshot(encoded(config.endpoints, (assignment) => assignment.clusterName, last?.endpoints), typeBefore(TYPE_URLS.endpoints), `.${clusters.version.slice(0, 8)}`)],
-    [TYPE_URLS.secret, typeSnapshot(encoded(config.secrets, (secret) => secret.name, last?.secrets), typeBefore(TYPE_URLS.secret))],
-    [TYPE_URLS.route, typeSnapshot(encoded(config.routes, (route) => String(route.name ?? ''), last?.routes), typeBefore(TYPE_URLS.route))],
+    [
+      TYPE_URLS.endpoints,
+      typeSnapshot(TYPE_URLS.endpoints, encoded(config.endpoints, (assignment) => assignment.clusterName, last?.endpoints), typeBefore(TYPE_URLS.endpoints), `.${clusters.version.slice(0, 8)}`),
+    ],
+    [TYPE_URLS.secret, typeSnapshot(TYPE_URLS.secret, encoded(config.secrets, (secret) => secret.name, last?.secrets), typeBefore(TYPE_URLS.secret))],
+    [TYPE_URLS.route, typeSnapshot(TYPE_URLS.route, encoded(config.routes, (route) => String(route.name ?? ''), last?.routes), typeBefore(TYPE_URLS.route))],
   ]);
   return { config, types };
 }

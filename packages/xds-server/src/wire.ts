@@ -25,7 +25,11 @@ export interface EncodedResource {
   readonly name: string;
   readonly any: Buffer;
   readonly digest: string;
+  /** A number no other encoding of this process has: lists of encodings are named by their ids. */
+  readonly id: number;
 }
+
+let lastEncodingId = 0;
 
 const encodedByObject = new WeakMap<object, EncodedResource>();
 
@@ -96,7 +100,7 @@ export function encodeResource(name: string, resource: Record<string, unknown>, 
   if (!encoded) {
     const typeUrl = String(resource['@type']);
     const any = anyOf(typeUrl, encodeMessage(name, resource));
-    encoded = { name, any, digest: hash('sha256', any, 'base64url').slice(0, 16) };
+    encoded = { name, any, digest: hash('sha256', any, 'base64url').slice(0, 16), id: ++lastEncodingId };
     rememberByContent(content, encoded);
   }
   encodedByObject.set(resource, encoded);

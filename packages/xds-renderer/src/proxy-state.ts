@@ -54,10 +54,12 @@ export interface ProxyState {
   readonly shareResources: boolean;
 }
 
+const NO_EXTERNAL_ENDPOINTS: ReadonlyMap<string, readonly Endpoint[]> = new Map();
+
 /** Endpoints of the external services a permission opens to the proxy, when they are reached directly. */
-function externalEndpointsOf(context: MeshContext, policies: MatchedPolicies): Map<string, Endpoint[]> {
+function externalEndpointsOf(context: MeshContext, policies: MatchedPolicies): ReadonlyMap<string, readonly Endpoint[]> {
+  if (context.zoneEgressEnabled || policies.externalServices.length === 0) return NO_EXTERNAL_ENDPOINTS;
   const endpoints = new Map<string, Endpoint[]>();
-  if (context.zoneEgressEnabled) return endpoints;
   for (const { externalService } of policies.externalServices) {
     const endpoint = context.externalServiceEndpoint(externalService);
     if (!endpoint) continue;

@@ -202,19 +202,24 @@ export class ProxySession {
     return proxyConfigs.mesh(node.mesh)?.proxyConfig(node.name);
   }
 
+  /** What the node metadata tells of the proxy, read once: a stream's node does not change. */
+  private nodeMetadata: ProxyMetadata | undefined;
+
+  /** Hands the proxy configuration service the node metadata and the certificate, when they are new to it. */
   private setDataplaneMetadata(): void {
     const { node } = this;
+    const issued = this.identity?.issued;
+    if (this.metadata && this.metadata.identity?.certificatePem === issued?.certificatePem) return;
     const adminPort = adminPortOf(node);
-    const wanted: ProxyMetadata = {
+    this.nodeMetadata ??= {
       ...(adminPort !== undefined ? { adminPort } : {}),
       ...optional('adminAddress', stringMetadata(node, METADATA.adminAddress)),
       ...optional('accessLogSocketPath', stringMetadata(node, METADATA.accessLogSocketPath)),
       ...optional('metricsSocketPath', stringMetadata(node, METADATA.metricsSocketPath)),
       ...optional('metricsCertPath', stringMetadata(node, METADATA.metricsCertPath)),
       ...optional('metricsKeyPath', stringMetadata(node, METADATA.metricsKeyPath)),
-      ...(this.identity ? { identity: meshIdentityOf(this.identity.issued) } : {}),
     };
-    if (this.metadata && sameMetadata(this.metadata, wanted)) return;
+    const wanted: ProxyMetadata = issued ? { ...this.nodeMetadata, identity: meshIdentityOf(issued) } : this.nodeMetadata;
     this.metadata = wanted;
     this.options.proxyConfigs.setDataplaneMetadata(node.mesh, node.name, wanted);
   }
@@ -305,12 +310,6 @@ const meshIdentityOf = (issued: IssuedIdentity): MeshIdentity => ({
   privateKeyPem: issued.privateKeyPem,
   caPem: issued.caPem,
 });
-
-function sameMetadata(a: ProxyMetadata, b: ProxyMetadata): boolean {
-  const { identity: identityA, ...restA } = a;
-  const { identity: identityB, ...restB } = b;
-  return JSON.stringify(restA) === JSON.stringify(restB) && identityA?.certificatePem === identityB?.certificatePem;
-}
 
 function sameIdentities(a: ReadonlyMap<string, MeshIdentity> | undefined, b: ReadonlyMap<string, MeshIdentity> | undefined): boolean {
   if ((a?.size ?? 0) !== (b?.size ?? 0)) return false;

@@ -43,18 +43,40 @@ function holdsExactly(snapshot: TypeSnapshot, resources: readonly EncodedResourc
 }
 
 /**
- * Type snapshots of clusters and endpoints by what they hold (type, encodings, version suffix),
- * while a proxy's snapshot holds them: the proxies of a class hold the same ones, which are then
- * versioned once (docs/xds.md, Pushing changes). Listeners and secrets are the proxy's own (its
- * address, its certificate): they are not looked up.
+ * Where the type snapshots of one list of encodings are found: one step per encoding, each keyed
+ * by the encoding object, so a lookup builds no key. Entries last while their encodings do (weak
+ * keys); a list keeps the snapshot of its latest version suffix only.
  */
-const sharedTypeSnapshots = new Map<string, WeakRef<TypeSnapshot>>();
-const forgetTypeSnapshot = new FinalizationRegistry<string>((key) => {
-  // The same content may have been snapshotted again since: that entry stays.
-  if (sharedTypeSnapshots.get(key)?.deref() === undefined) sharedTypeSnapshots.delete(key);
-});
+interface SnapshotsOfList {
+  readonly next: WeakMap<EncodedResource, SnapshotsOfList>;
+  last: TypeSnapshot | undefined;
+  lastSuffix: string;
+}
 
-const SHARED_TYPES: ReadonlySet<string> = new Set([TYPE_URLS.cluster, TYPE_URLS.endpoints]);
+const listOfSnapshots = (): SnapshotsOfList => ({ next: new WeakMap(), last: undefined, lastSuffix: '' });
+
+/**
+ * Type snapshots of clusters and endpoints by what they hold: the proxies of a class hold the same
+ * ones, which are then versioned once (docs/xds.md, Pushing changes). Listeners and secrets are
+ * the proxy's own (its address, its certificate): they are not looked up.
+ */
+const sharedSnapshots = new Map<string, SnapshotsOfList>([
+  [TYPE_URLS.cluster, listOfSnapshots()],
+  [TYPE_URLS.endpoints, listOfSnapshots()],
+]);
+
+/** The place of a list of encodings among the type's shared snapshots; undefined for a type not shared. */
+function sharedPlaceOf(typeUrl: string, resources: readonly EncodedResource[]): SnapshotsOfList | undefined {
+  const root = sharedSnapshots.get(typeUrl);
+  if (!root) return undefined;
+  let place: SnapshotsOfList = root;
+  for (const resource of resources) {
+    let next: SnapshotsOfList | undefined = place.next.get(resource);
+    if (!next) place.next.set(resource, (next = listOfSnapshots()));
+    place = next;
+  }
+  return place;
+}
 
 /**
  * A type's snapshot; the previous one when it holds the same encodings (a change touches a type
@@ -66,19 +88,13 @@ function typeSnapshot(typeUrl: string, resources: readonly EncodedResource[], pr
     const version = previous.resourcesVersion + versionSuffix;
     return version === previous.version ? previous : { ...previous, version };
   }
-  const shared = SHARED_TYPES.has(typeUrl);
-  let key = '';
-  if (shared) {
-    key = `${typeUrl}\u0000${versionSuffix}`;
-    for (const resource of resources) key += `\u0000${resource.id}`;
-    const held = sharedTypeSnapshots.get(key)?.deref();
-    if (held) return held;
-  }
+  const place = sharedPlaceOf(typeUrl, resources);
+  if (place?.last && place.lastSuffix === versionSuffix) return place.last;
   const resourcesVersion = versionOf(resources);
   const snapshot = { version: resourcesVersion + versionSuffix, resourcesVersion, resources: new Map(resources.map((resource) => [resource.name, resource])) };
-  if (shared) {
-    sharedTypeSnapshots.set(key, new WeakRef(snapshot));
-    forgetTypeSnapshot.register(snapshot, key);
+  if (place) {
+    place.last = snapshot;
+    place.lastSuffix = versionSuffix;
   }
   return snapshot;
 }

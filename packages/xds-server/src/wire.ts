@@ -3,7 +3,6 @@
 // is encoded once and copied into each response.
 import { hash } from 'node:crypto';
 import { ENVOY_TYPE_URLS } from '@mesh/xds-renderer';
-import deepEqual from 'fast-deep-equal';
 import { decodeMessage, encodeMessage } from './envoy-protos.js';
 
 export const TYPE_URLS = {
@@ -25,11 +24,7 @@ export interface EncodedResource {
   readonly name: string;
   readonly any: Buffer;
   readonly digest: string;
-  /** A number no other encoding of this process has: lists of encodings are named by their ids. */
-  readonly id: number;
 }
-
-let lastEncodingId = 0;
 
 const encodedByObject = new WeakMap<object, EncodedResource>();
 
@@ -80,6 +75,31 @@ function anyOf(typeUrl: string, message: Uint8Array): Buffer {
 }
 
 /**
+ * Whether two rendered resources (JSON values: objects, arrays, text, numbers, booleans, null)
+ * are equal. Keys are walked with `for...in`, which allocates nothing on the engine's fast
+ * objects: every proxy of a push compares its own resources with the ones they replace.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let at = 0; at < a.length; at++) if (!sameJson(a[at], b[at])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in left) {
+    if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key])) return false;
+    keys++;
+  }
+  for (const key in right) if (Object.hasOwn(right, key)) keys--;
+  return keys === 0;
+}
+
+/**
  * A rendered resource as an `Any` (type URL and message bytes). Resources are read-only and often
  * shared, so the encoding is kept with the object, and with its content. `before` is the resource
  * this one replaces in the proxy's configuration: when they are equal its encoding is this one's
@@ -90,7 +110,7 @@ export function encodeResource(name: string, resource: Record<string, unknown>, 
   const known = encodedByObject.get(resource);
   if (known && known.name === name) return known;
   const prior = before === undefined ? undefined : encodedByObject.get(before);
-  if (prior && prior.name === name && deepEqual(before, resource)) {
+  if (prior && prior.name === name && sameJson(before, resource)) {
     encodedByObject.set(resource, prior);
     return prior;
   }
@@ -100,7 +120,7 @@ export function encodeResource(name: string, resource: Record<string, unknown>, 
   if (!encoded) {
     const typeUrl = String(resource['@type']);
     const any = anyOf(typeUrl, encodeMessage(name, resource));
-    encoded = { name, any, digest: hash('sha256', any, 'base64url').slice(0, 16), id: ++lastEncodingId };
+    encoded = { name, any, digest: hash('sha256', any, 'base64url').slice(0, 16) };
     rememberByContent(content, encoded);
   }
   encodedByObject.set(resource, encoded);

@@ -55,7 +55,7 @@ function framed(message) {
 function framedAck(namesAndType, versionInfo, nonce) {
   const version = Buffer.byteLength(versionInfo);
   const nonceBytes = Buffer.byteLength(nonce);
-  // Versions and nonces are shorter than 128 bytes: one byte of length each.
+  // The caller checked that the version and the nonce are shorter than 128 bytes: one byte of length each.
   const length = 2 + version + namesAndType.length + 2 + nonceBytes;
   const out = Buffer.allocUnsafe(5 + length);
   out[0] = 0;
@@ -175,12 +175,12 @@ class Proxy {
       this.afterMark.push({ at: now(), typeUrl: response.typeUrl });
       if (this.afterMark.length === 1 && this.affected) reachedOne();
     }
+    const names = response.typeUrl === TYPES.endpoints ? this.outbounds : [];
     let ack = this.ackPrefixes.get(response.typeUrl);
-    if (!ack) {
-      const names = response.typeUrl === TYPES.endpoints ? this.outbounds : [];
-      this.ackPrefixes.set(response.typeUrl, (ack = encodeRequest({ typeUrl: response.typeUrl, names })));
-    }
-    this.call.write(framedAck(ack, response.versionInfo, response.nonce));
+    if (!ack) this.ackPrefixes.set(response.typeUrl, (ack = encodeRequest({ typeUrl: response.typeUrl, names })));
+    const { versionInfo, nonce } = response;
+    const oneByteLengths = Buffer.byteLength(versionInfo) < 128 && Buffer.byteLength(nonce) < 128;
+    this.call.write(oneByteLengths ? framedAck(ack, versionInfo, nonce) : framed(encodeRequest({ typeUrl: response.typeUrl, versionInfo, nonce, names })));
     if (response.typeUrl === TYPES.cluster && !this.got.has(TYPES.cluster)) this.send({ typeUrl: TYPES.endpoints, names: this.outbounds });
     this.got.add(response.typeUrl);
     if (!this.complete && this.got.size === 3) {

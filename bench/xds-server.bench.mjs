@@ -7,7 +7,7 @@
 // asserts nothing. See bench/README.md.
 //
 // Knobs (env): BENCH_PROXIES (5000), BENCH_PER_CHANNEL streams per client connection (50),
-// BENCH_WIDE_CHANGES mesh-wide changes (and bare pushes) measured (5),
+// BENCH_WIDE_CHANGES mesh-wide changes (and bare pushes) measured (5), BENCH_NODE_OPTIONS (Node options of the control plane),
 // BENCH_CPU_PROF=<dir> (run the control plane under `node --cpu-prof`, profile written at the end).
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

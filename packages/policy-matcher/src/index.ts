@@ -76,7 +76,7 @@ export {
   type TargetRefSnapshot,
 } from './target-ref-policies.js';
 export { intersects, isSubset, type Subset, subsetCombinations, subsetOfTags, subsetOfTargetRef, type SubsetTag } from './target-ref-subset.js';
-export { mergeConfs, type MergeOptions } from './target-ref-merge.js';
+export { mergeConfs, type MergeOptions, sameJson } from './target-ref-merge.js';
 export { buildRules, computeRule, type Rule, type RuleEntry } from './target-ref-rules.js';
 export {
   type InboundListener,

@@ -1,6 +1,6 @@
 // Merging confs, with the facts of the reference's own merge cases (its fields as JSON).
 import { describe, expect, it } from 'vitest';
-import { mergeConfs } from './target-ref-merge.js';
+import { mergeConfs, sameJson } from './target-ref-merge.js';
 
 describe('mergeConfs', () => {
   it('replaces lists and values, later confs winning, but appends the `append…` lists, nested too', () => {
@@ -74,5 +74,29 @@ describe('mergeConfs', () => {
 
   it('writes a list merged by key that no conf has as null', () => {
     expect(mergeConfs([{}], byKey)).toEqual({ mergeValues: null });
+  });
+});
+
+describe('JSON values compared', () => {
+  it('finds JSON values equal whatever their key order, and tells apart any difference in values, keys, arrays or types', () => {
+    const listener = { name: 'l', address: { socketAddress: { address: '10.0.0.1', portValue: 80 } }, filterChains: [{ filters: [{ name: 'a' }, { name: 'b' }] }] };
+    expect(sameJson(listener, structuredClone(listener))).toBe(true);
+    expect(sameJson({ a: 1, b: [true, null, 'x'] }, { b: [true, null, 'x'], a: 1 })).toBe(true);
+    const different: Array<[unknown, unknown]> = [
+      [{ a: 1 }, { a: 2 }],
+      [{ a: 1 }, { a: 1, b: 1 }],
+      [{ a: 1, b: 1 }, { a: 1 }],
+      [{ a: undefined }, {}],
+      [{ a: [1, 2] }, { a: [2, 1] }],
+      [{ a: [1] }, { a: [1, 1] }],
+      [{ a: [] }, { a: {} }],
+      [{ a: '1' }, { a: 1 }],
+      [{ a: null }, { a: {} }],
+      [{ ...listener, filterChains: [{ filters: [{ name: 'a' }, { name: 'c' }] }] }, listener],
+    ];
+    for (const [a, b] of different) {
+      expect(sameJson(a, b)).toBe(false);
+      expect(sameJson(b, a)).toBe(false);
+    }
   });
 });

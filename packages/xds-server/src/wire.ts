@@ -2,6 +2,7 @@
 // around the resources' `Any` bytes, so a resource shared by many proxies (a cluster's endpoints)
 // is encoded once and copied into each response.
 import { hash } from 'node:crypto';
+import { sameJson } from '@mesh/policy-matcher';
 import { ENVOY_TYPE_URLS } from '@mesh/xds-renderer';
 import { decodeMessage, encodeMessage } from './envoy-protos.js';
 
@@ -72,31 +73,6 @@ function anyOf(typeUrl: string, message: Uint8Array): Buffer {
   offset = writeVarint(any, offset, message.length);
   any.set(message, offset);
   return any;
-}
-
-/**
- * Whether two rendered resources (JSON values: objects, arrays, text, numbers, booleans, null)
- * are equal. Keys are walked with `for...in`, which allocates nothing on the engine's fast
- * objects: every proxy of a push compares its own resources with the ones they replace.
- */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let at = 0; at < a.length; at++) if (!sameJson(a[at], b[at])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  let keys = 0;
-  for (const key in left) {
-    if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key])) return false;
-    keys++;
-  }
-  for (const key in right) if (Object.hasOwn(right, key)) keys--;
-  return keys === 0;
 }
 
 /**

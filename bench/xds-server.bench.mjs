@@ -7,7 +7,8 @@
 // asserts nothing. See bench/README.md.
 //
 // Knobs (env): BENCH_PROXIES (5000), BENCH_PER_CHANNEL streams per client connection (50),
-// BENCH_WIDE_CHANGES mesh-wide changes (and bare pushes) measured (5), BENCH_NODE_OPTIONS (Node options of the control plane),
+// BENCH_WIDE_CHANGES mesh-wide changes (and bare pushes) measured (5), BENCH_NODE_OPTIONS (Node options of the control plane,
+// such as the large-zone setting of docs/architecture.md, Memory: --max-semi-space-size=64),
 // BENCH_CPU_PROF=<dir> (run the control plane under `node --cpu-prof`, profile written at the end).
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
 const PROXIES = Number(process.env.BENCH_PROXIES ?? 5000);
 const PER_CHANNEL = Number(process.env.BENCH_PER_CHANNEL ?? 50);
 const WIDE_CHANGES = Number(process.env.BENCH_WIDE_CHANGES ?? 5);
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '';
 const SERVICES = Math.max(2, Math.round(PROXIES / 10));
 const ADS = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 
@@ -57,7 +59,7 @@ async function startZone() {
       // Simulated proxies speak plain text: the bench measures the server, not TLS.
       MESH_DP_SERVER_TLS_ENABLED: 'false',
       MESH_LOG_LEVEL: 'warn',
-      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+      ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}),
     },
     stdio: 'ignore',
   });
@@ -198,7 +200,7 @@ function p99Range(results) {
 
 const consumersOf = (name) => new Set(outboundsOf.flatMap((outbounds, index) => (outbounds.includes(name) ? [index] : [])));
 
-console.log(`xDS server bench: ${PROXIES} proxies over ${SERVICES} services, ${PER_CHANNEL} streams per client connection`);
+console.log(`xDS server bench: ${PROXIES} proxies over ${SERVICES} services, ${PER_CHANNEL} streams per client connection; control plane Node options: ${NODE_OPTIONS || '(none)'}`);
 const cp = await startZone();
 let started = Date.now();
 await load(cp);
@@ -337,6 +339,7 @@ await Promise.race([exited, sleep(30_000)]);
 console.log(
   JSON.stringify({
     proxies: PROXIES,
+    nodeOptions: NODE_OPTIONS,
     baselineSeconds,
     baselinePush: { median: quantile(baselinePushLatencies, 0.5), p99: quantile(baselinePushLatencies, 0.99), cpu: baselinePushCpu },
     seconds,

@@ -67,8 +67,8 @@ function renderAdmin(state: ProxyState, output: ResourceSet): void {
     listener.listenerFilters = [tlsInspector()];
     return listener;
   };
-  const key = [ownAddress, state.adminPort, adminTls?.server.certificatePem ?? '', adminTls?.server.privateKeyPem ?? '', adminTls?.caPem ?? ''].join('\u0000');
-  output.addListener(ORIGIN.admin, ownResource(state, 'admin', key, build));
+  const inputs = [ownAddress, state.adminPort, adminTls?.server.certificatePem ?? '', adminTls?.server.privateKeyPem ?? '', adminTls?.caPem ?? ''];
+  output.addListener(ORIGIN.admin, ownResource(state, 'admin', inputs, build));
 }
 
 interface PrometheusConf {

@@ -91,12 +91,12 @@ function inboundFilterChain(state: ProxyState, inbound: InboundMatch, protocol: 
 }
 
 /** Everything an inbound listener is made of (see `inboundFilterChain`), the mesh's own settings included. */
-function inboundListenerKey(state: ProxyState, inbound: InboundMatch, protocol: Protocol, clusterName: string): string {
+function inboundListenerInputs(state: ProxyState, inbound: InboundMatch, protocol: Protocol, clusterName: string): unknown[] {
   const { context } = state;
   return [
     inbound.interface.dataplaneIp,
     inbound.interface.dataplanePort,
-    JSON.stringify(inbound.tags),
+    inbound.tags,
     protocol,
     clusterName,
     state.transparentProxying,
@@ -104,10 +104,10 @@ function inboundListenerKey(state: ProxyState, inbound: InboundMatch, protocol: 
     context.mtls?.name ?? '',
     context.mtls?.mode ?? '',
     objectId(inbound.trafficPermission),
-    inbound.faultInjections.map(objectId).join(','),
-    inbound.rateLimits.map(objectId).join(','),
-    JSON.stringify(state.tracingBackend ?? null),
-  ].join('\u0000');
+    inbound.faultInjections.map(objectId),
+    inbound.rateLimits.map(objectId),
+    state.tracingBackend ?? null,
+  ];
 }
 
 interface InboundResources {
@@ -138,7 +138,7 @@ export function renderInbounds(state: ProxyState): InboundResources {
       return cluster;
     };
     // The application's address is the proxy's own: kept from its last render rather than shared.
-    clusters.push(ownResource(state, `inbound-cluster:${index}`, [workloadIp, workloadPort, protocol, state.transparentProxying].join('\u0000'), build));
+    clusters.push(ownResource(state, `inbound-cluster:${index}`, [workloadIp, workloadPort, protocol, state.transparentProxying], build));
 
     const buildListener = (): Listener => {
       const listener: Listener = {
@@ -166,7 +166,7 @@ export function renderInbounds(state: ProxyState): InboundResources {
       }
       return listener;
     };
-    listeners.push(ownResource(state, `inbound:${index}`, inboundListenerKey(state, inbound, protocol, clusterName), buildListener));
+    listeners.push(ownResource(state, `inbound:${index}`, inboundListenerInputs(state, inbound, protocol, clusterName), buildListener));
   });
   return { listeners, clusters };
 }

@@ -1,7 +1,7 @@
 // One sidecar being rendered: its dataplane, the policies matched for it, what its agent told the
 // control plane (node metadata) and what the generators derive from them.
 import { type DataplaneSpec, SERVICE_TAG, type TagMap, dataplaneTagSets } from '@mesh/model';
-import type { DataplaneResource, MatchedPolicies } from '@mesh/policy-matcher';
+import { type DataplaneResource, type MatchedPolicies, sameJson } from '@mesh/policy-matcher';
 import type { Cluster, Listener } from './envoy.js';
 import type { Endpoint, MeshContext, TracingBackend } from './mesh-context.js';
 import { commonProtocolOf, type Protocol } from './protocol.js';
@@ -111,22 +111,23 @@ export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource,
 }
 
 /** Per stored dataplane (a new object once it changes), the resources only it has, from its last render, with their inputs. */
-const ownResources = new WeakMap<DataplaneResource, Map<string, { readonly key: string; readonly resource: Listener | Cluster }>>();
+const ownResources = new WeakMap<DataplaneResource, Map<string, { readonly inputs: readonly unknown[]; readonly resource: Listener | Cluster }>>();
 
 /**
  * A resource of this proxy alone (its admin listener, an inbound listener), taken from its last
- * render when `key` names the same inputs: a change elsewhere in the mesh leaves it the same
- * object, which the xDS server then need not encode again (docs/xds.md, Versions and nonces). The
- * key outlives the mesh state, so it names every input, the mesh's own included. Only when
- * resources are shared: nothing edits them after rendering.
+ * render when `inputs` are equal to the ones it was built from (as JSON values, element by
+ * element: no text is written out for the comparison): a change elsewhere in the mesh leaves it
+ * the same object, which the xDS server then need not encode again (docs/xds.md, Versions and
+ * nonces). The inputs outlive the mesh state, so they name everything the resource is made of, the
+ * mesh's own settings included. Only when resources are shared: nothing edits them after rendering.
  */
-export function ownResource<T extends Listener | Cluster>(state: ProxyState, slot: string, key: string, build: () => T): T {
+export function ownResource<T extends Listener | Cluster>(state: ProxyState, slot: string, inputs: readonly unknown[], build: () => T): T {
   if (!state.shareResources) return build();
   let slots = ownResources.get(state.dataplane);
   if (!slots) ownResources.set(state.dataplane, (slots = new Map()));
   const held = slots.get(slot);
-  if (held?.key === key) return held.resource as T;
+  if (held && sameJson(held.inputs, inputs)) return held.resource as T;
   const resource = build();
-  slots.set(slot, { key, resource });
+  slots.set(slot, { inputs, resource });
   return resource;
 }

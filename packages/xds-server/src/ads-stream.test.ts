@@ -120,6 +120,30 @@ describe('one ADS stream', () => {
     expect(clustersChanged.types.get(TYPE_URLS.endpoints)!.version).not.toBe(snapshot.types.get(TYPE_URLS.endpoints)!.version);
   });
 
+  it('selects of a type snapshot shared by several proxies what each stream asks for', () => {
+    const parts = { clusters: [cluster('a'), cluster('b')], endpoints: [endpoints('a', 1), endpoints('b', 2)] };
+    const shared = config(parts);
+    // The proxies of a class hold the very same type snapshots.
+    expect(config(parts).types.get(TYPE_URLS.endpoints)).toBe(shared.types.get(TYPE_URLS.endpoints));
+    const asks: Array<string[] | undefined> = [['a'], ['b'], ['a'], ['a', 'b'], [''], undefined];
+    const answers = asks.map((names) => {
+      const { states, sent } = stream();
+      states.takeRequest({ type_url: TYPE_URLS.endpoints, ...(names ? { resource_names: names } : {}) });
+      states.takeRequest({ type_url: TYPE_URLS.cluster, ...(names ? { resource_names: names } : {}) });
+      states.respond(shared);
+      return sent.map((response) => [response.typeUrl, response.names]);
+    });
+    expect(answers).toEqual([
+      [[TYPE_URLS.cluster, ['a']], [TYPE_URLS.endpoints, ['a']]],
+      [[TYPE_URLS.cluster, ['b']], [TYPE_URLS.endpoints, ['b']]],
+      [[TYPE_URLS.cluster, ['a']], [TYPE_URLS.endpoints, ['a']]],
+      [[TYPE_URLS.cluster, ['a', 'b']], [TYPE_URLS.endpoints, ['a', 'b']]],
+      // One empty name selects nothing; no name at all is every cluster, and no endpoints.
+      [[TYPE_URLS.cluster, []], [TYPE_URLS.endpoints, []]],
+      [[TYPE_URLS.cluster, ['a', 'b']], [TYPE_URLS.endpoints, []]],
+    ]);
+  });
+
   it('answers waiting types in the order Envoy needs them: clusters, endpoints, listeners', () => {
     const { states, sent } = stream();
     states.takeRequest({ type_url: TYPE_URLS.listener });

@@ -5,7 +5,7 @@
 // the type's version moved, when it names other resources, or on its first request of the type;
 // a rejected version is not sent again (the proxy keeps what it had until the next change).
 import type { DiscoveryResponse, EncodedResource } from './wire.js';
-import { SEND_ORDER, sentOnlyWhenNamed, type Snapshot, type TypeSnapshot, TYPE_URLS } from './snapshot.js';
+import { type Selection, SEND_ORDER, sentOnlyWhenNamed, type Snapshot, TYPE_URLS } from './snapshot.js';
 
 /** A decoded envoy.service.discovery.v3.DiscoveryRequest (proto field names; src/wire.ts reads it). */
 export interface DiscoveryRequest {
@@ -35,10 +35,6 @@ interface TypeState {
   lastSentAt: Date | undefined;
   /** The configuration the last response was taken from. */
   lastSentFrom: Snapshot | undefined;
-  /** The last selection made, of which type snapshot, by which names: every ACK reads it again. */
-  selection: Selection | undefined;
-  selectedFrom: TypeSnapshot | undefined;
-  selectedBy: string;
 }
 
 /** What a stream reports as it goes, for the insight. */
@@ -114,9 +110,6 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
         holdUntil: 0,
         lastSentAt: undefined,
         lastSentFrom: undefined,
-        selection: undefined,
-        selectedFrom: undefined,
-        selectedBy: '',
       };
       this.types.set(typeUrl, state);
     }
@@ -224,25 +217,17 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
   }
 }
 
-/** What a type's response would carry now: the version, the resources selected and their names joined. */
-interface Selection {
-  readonly version: string;
-  readonly resources: readonly EncodedResource[];
-  readonly names: string;
-}
-
 const NOTHING: Selection = { version: '', resources: [], names: '' };
 
-/** What the names asked of a type select of a snapshot; kept on the type's state, since every ACK reads it again. */
+/** What a type's response would carry now: what the names asked select of the snapshot (kept with the type snapshot). */
 function selectionOf(typeUrl: string, snapshot: Snapshot, state: TypeState): Selection {
   const typeSnapshot = snapshot.types.get(typeUrl);
   if (!typeSnapshot) return NOTHING;
-  if (state.selection && state.selectedFrom === typeSnapshot && state.selectedBy === state.namesKey) return state.selection;
+  const last = typeSnapshot.lastSelection;
+  if (last && last.by === state.namesKey && last.count === state.names.length) return last.selection;
   const resources = selectResources(typeUrl, typeSnapshot.resources, state.names);
   const selection = { version: typeSnapshot.version, resources, names: resources.map((resource) => resource.name).join('\u0000') };
-  state.selection = selection;
-  state.selectedFrom = typeSnapshot;
-  state.selectedBy = state.namesKey;
+  typeSnapshot.lastSelection = { by: state.namesKey, count: state.names.length, selection };
   return selection;
 }
 

@@ -21,11 +21,33 @@ export const STAT_OF_TYPE: Readonly<Record<string, 'cds' | 'eds' | 'lds' | 'rds'
   [TYPE_URLS.route]: 'rds',
 };
 
+/** What the names a proxy asks for select of a type snapshot: its version, the resources and their names joined. */
+export interface Selection {
+  readonly version: string;
+  readonly resources: readonly EncodedResource[];
+  readonly names: string;
+}
+
 export interface TypeSnapshot {
   readonly version: string;
   /** The version of the resources alone (`version` may carry a suffix). */
   readonly resourcesVersion: string;
   readonly resources: ReadonlyMap<string, EncodedResource>;
+  /**
+   * The last selection made of it, by the names joined and their count (no name and one empty name
+   * join alike): every ACK reads it again, and the proxies of a class sharing it ask the same.
+   */
+  lastSelection: { readonly by: string; readonly count: number; readonly selection: Selection } | undefined;
+}
+
+function newTypeSnapshot(resourcesVersion: string, versionSuffix: string, resources: ReadonlyMap<string, EncodedResource>): TypeSnapshot {
+  return { version: resourcesVersion + versionSuffix, resourcesVersion, resources, lastSelection: undefined };
+}
+
+function byName(resources: readonly EncodedResource[]): Map<string, EncodedResource> {
+  const map = new Map<string, EncodedResource>();
+  for (const resource of resources) map.set(resource.name, resource);
+  return map;
 }
 
 export interface Snapshot {
@@ -48,12 +70,13 @@ function holdsExactly(snapshot: TypeSnapshot, resources: readonly EncodedResourc
  * keys); a list keeps the snapshot of its latest version suffix only.
  */
 interface SnapshotsOfList {
-  readonly next: WeakMap<EncodedResource, SnapshotsOfList>;
+  /** Made when a longer list first goes through: most places are the ends of their lists. */
+  next: WeakMap<EncodedResource, SnapshotsOfList> | undefined;
   last: TypeSnapshot | undefined;
   lastSuffix: string;
 }
 
-const listOfSnapshots = (): SnapshotsOfList => ({ next: new WeakMap(), last: undefined, lastSuffix: '' });
+const listOfSnapshots = (): SnapshotsOfList => ({ next: undefined, last: undefined, lastSuffix: '' });
 
 /**
  * Type snapshots of clusters and endpoints by what they hold: the proxies of a class hold the same
@@ -71,6 +94,7 @@ function sharedPlaceOf(typeUrl: string, resources: readonly EncodedResource[]): 
   if (!root) return undefined;
   let place: SnapshotsOfList = root;
   for (const resource of resources) {
+    place.next ??= new WeakMap();
     let next: SnapshotsOfList | undefined = place.next.get(resource);
     if (!next) place.next.set(resource, (next = listOfSnapshots()));
     place = next;
@@ -86,12 +110,11 @@ function sharedPlaceOf(typeUrl: string, resources: readonly EncodedResource[]): 
 function typeSnapshot(typeUrl: string, resources: readonly EncodedResource[], previous: TypeSnapshot | undefined, versionSuffix = ''): TypeSnapshot {
   if (previous && holdsExactly(previous, resources)) {
     const version = previous.resourcesVersion + versionSuffix;
-    return version === previous.version ? previous : { ...previous, version };
+    return version === previous.version ? previous : newTypeSnapshot(previous.resourcesVersion, versionSuffix, previous.resources);
   }
   const place = sharedPlaceOf(typeUrl, resources);
   if (place?.last && place.lastSuffix === versionSuffix) return place.last;
-  const resourcesVersion = versionOf(resources);
-  const snapshot = { version: resourcesVersion + versionSuffix, resourcesVersion, resources: new Map(resources.map((resource) => [resource.name, resource])) };
+  const snapshot = newTypeSnapshot(versionOf(resources), versionSuffix, byName(resources));
   if (place) {
     place.last = snapshot;
     place.lastSuffix = versionSuffix;

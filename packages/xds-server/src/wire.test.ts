@@ -11,6 +11,7 @@ import {
   encodingCacheBytes,
   serializeDeltaDiscoveryResponse,
   serializeDiscoveryResponse,
+  TYPE_URLS,
   versionOf,
   WireFormatError,
 } from './wire.js';
@@ -91,6 +92,15 @@ describe('resources on the wire', () => {
     expect(encodeResource('b', { ...cluster, name: 'b' }).digest).not.toBe(same.digest);
     expect(versionOf([encodeResource('a', { ...cluster, connectTimeout: '2s' })])).not.toBe(versionOf([same]));
     expect(versionOf([])).not.toBe(versionOf([same]));
+  });
+
+  it('keeps the encodings of resources of different types apart, even when their bytes are the same', () => {
+    // A cluster and an endpoint assignment naming only `x` are the same message bytes (field 1, `x`).
+    const cluster = encodeResource('x', { '@type': CLUSTER, name: 'x' });
+    const assignment = encodeResource('x', { '@type': TYPE_URLS.endpoints, clusterName: 'x' });
+    expect(assignment).not.toBe(cluster);
+    expect(decodeMessage('google.protobuf.Any', assignment.any)).toMatchObject({ type_url: TYPE_URLS.endpoints });
+    expect(decodeMessage('google.protobuf.Any', cluster.any)).toMatchObject({ type_url: CLUSTER });
   });
 
   it('finds an encoding by content only while something holds it', async () => {

@@ -20,7 +20,7 @@ export const TYPE_URLS = {
  */
 const SERVED_TYPE_URLS = new Map<string, string>(Object.values(TYPE_URLS).map((url) => [url, url]));
 
-/** One resource as it travels: its name, its `Any` message bytes, and a digest of them. */
+/** One resource as it travels: its name, its `Any` bytes, and a digest of the message they wrap. */
 export interface EncodedResource {
   readonly name: string;
   readonly any: Buffer;
@@ -90,13 +90,15 @@ export function encodeResource(name: string, resource: Record<string, unknown>, 
     encodedByObject.set(resource, prior);
     return prior;
   }
-  // Keyed by a digest of the JSON: the text itself would hold kilobytes per entry.
-  const content = hash('sha256', `${name}\u0000${JSON.stringify(resource)}`, 'base64');
+  // Equal resources encode to equal bytes: the message is written out and keyed by its digest
+  // (the bytes themselves would hold kilobytes per entry), cheaper than writing out the JSON.
+  const typeUrl = String(resource['@type']);
+  const message = encodeMessage(name, resource);
+  const digest = hash('sha256', message, 'base64url');
+  const content = `${typeUrl}\u0000${name}\u0000${digest}`;
   let encoded = encodedWithContent(content);
   if (!encoded) {
-    const typeUrl = String(resource['@type']);
-    const any = anyOf(typeUrl, encodeMessage(name, resource));
-    encoded = { name, any, digest: hash('sha256', any, 'base64url').slice(0, 16) };
+    encoded = { name, any: anyOf(typeUrl, message), digest: digest.slice(0, 16) };
     rememberByContent(content, encoded);
   }
   encodedByObject.set(resource, encoded);

@@ -10,6 +10,12 @@
 import { connect, constants } from 'node:http2';
 
 const ADS = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
+/**
+ * Envoy's default HTTP/2 flow-control windows (256 MiB, for the connection and for each stream):
+ * a proxy never holds the control plane's responses back. With Node's defaults (64 KB for the
+ * connection its 50 streams share) a push would wait on window updates from this process.
+ */
+const ENVOY_WINDOW = 256 * 1024 * 1024;
 export const TYPES = {
   cluster: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
   endpoints: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
@@ -209,7 +215,8 @@ function start({ address, token, first, count, perChannel, outboundsOf }) {
   startedAt = now();
   for (let i = 0; i < count; i++) {
     if (i % perChannel === 0) {
-      const session = connect(`http://${address}`);
+      const session = connect(`http://${address}`, { settings: { initialWindowSize: ENVOY_WINDOW } });
+      session.on('connect', () => session.setLocalWindowSize(ENVOY_WINDOW));
       session.on('error', () => {});
       sessions.push(session);
     }

@@ -24,7 +24,7 @@ interface TypeState {
   requestedNames: readonly string[];
   /** Names the proxy asked for, distinct and sorted; empty asks for all (listeners and clusters only). */
   names: readonly string[];
-  /** The names joined, naming the selection they make of a snapshot. */
+  /** The names, each after a NUL: the selection they make of a snapshot (no name and one empty name differ). */
   namesKey: string;
   waiting: boolean;
   lastNonce: string | undefined;
@@ -132,7 +132,7 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
     if (!sameList(requested, state.requestedNames)) {
       state.requestedNames = requested;
       state.names = [...new Set(requested)].sort();
-      state.namesKey = state.names.join('\u0000');
+      state.namesKey = state.names.map((name) => `\u0000${name}`).join('');
       plainAck = false;
     }
     if (!plainAck) this.settledOn = undefined;
@@ -224,10 +224,10 @@ function selectionOf(typeUrl: string, snapshot: Snapshot, state: TypeState): Sel
   const typeSnapshot = snapshot.types.get(typeUrl);
   if (!typeSnapshot) return NOTHING;
   const last = typeSnapshot.lastSelection;
-  if (last && last.by === state.namesKey && last.count === state.names.length) return last.selection;
+  if (last && last.by === state.namesKey) return last.selection;
   const resources = selectResources(typeUrl, typeSnapshot.resources, state.names);
   const selection = { version: typeSnapshot.version, resources, names: resources.map((resource) => resource.name).join('\u0000') };
-  typeSnapshot.lastSelection = { by: state.namesKey, count: state.names.length, selection };
+  typeSnapshot.lastSelection = { by: state.namesKey, selection };
   return selection;
 }
 

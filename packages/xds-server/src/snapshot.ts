@@ -34,10 +34,10 @@ export interface TypeSnapshot {
   readonly resourcesVersion: string;
   readonly resources: ReadonlyMap<string, EncodedResource>;
   /**
-   * The last selection made of it, by the names joined and their count (no name and one empty name
-   * join alike): every ACK reads it again, and the proxies of a class sharing it ask the same.
+   * The last selection made of it, by the names that made it (a stream's key of them): every ACK
+   * reads it again, and the proxies of a class sharing it ask the same.
    */
-  lastSelection: { readonly by: string; readonly count: number; readonly selection: Selection } | undefined;
+  lastSelection: { readonly by: string; readonly selection: Selection } | undefined;
 }
 
 function newTypeSnapshot(resourcesVersion: string, versionSuffix: string, resources: ReadonlyMap<string, EncodedResource>): TypeSnapshot {

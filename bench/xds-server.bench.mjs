@@ -66,11 +66,22 @@ async function startZone() {
   children.add(child);
   for (let i = 0; i < 300; i++) {
     try {
-      if ((await fetch(`http://127.0.0.1:${ports.diagnostics}/ready`)).ok) return { url: `http://127.0.0.1:${ports.http}`, dp: `127.0.0.1:${ports.dp}`, pid: child.pid, child };
+      if ((await fetch(`http://127.0.0.1:${ports.diagnostics}/ready`)).ok) {
+        return { url: `http://127.0.0.1:${ports.http}`, diagnostics: `http://127.0.0.1:${ports.diagnostics}`, dp: `127.0.0.1:${ports.dp}`, pid: child.pid, child };
+      }
     } catch {}
     await sleep(100);
   }
   throw new Error('control plane did not become ready');
+}
+
+/** The control plane's garbage collections so far (its /metrics): full ones, and the seconds of all kinds. */
+async function collections(cp) {
+  const text = await (await fetch(`${cp.diagnostics}/metrics`)).text();
+  const major = /^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m.exec(text);
+  let seconds = 0;
+  for (const [, value] of text.matchAll(/^nodejs_gc_duration_seconds_sum\{kind="\w+"\} (\S+)$/gm)) seconds += Number(value);
+  return { major: Number(major?.[1] ?? 0), seconds };
 }
 
 const api = async (cp, method, path, body) => {
@@ -192,9 +203,11 @@ async function propagate(clients, change, affected) {
   return { latencies, unneeded, missed: affected.size - latencies.length };
 }
 
+const p99Of = (result) => quantile([...result.latencies].sort((a, b) => a - b), 0.99);
+
 /** The lowest and highest p99 of single changes. */
 function p99Range(results) {
-  const p99s = results.map((result) => quantile([...result.latencies].sort((a, b) => a - b), 0.99)).sort((a, b) => a - b);
+  const p99s = results.map(p99Of).sort((a, b) => a - b);
   return `p99 of one change ${ms(p99s[0])} to ${ms(p99s.at(-1))}`;
 }
 
@@ -303,7 +316,11 @@ report('A new endpoint of one service (its ~20 consumers)', endpoints, afterEndp
 // clusters, endpoints and listeners, each time.
 const clientsBeforeWide = usage(clients.child.pid);
 const wide = [];
+/** Per change, from just before it to the end of its quiet second: CPU of both sides, and the control plane's garbage collections. */
+const wideCollections = [];
 for (let j = 0; j < WIDE_CHANGES; j++) {
+  const collectedBefore = await collections(cp);
+  const cpuBefore = { server: usage(cp.pid).cpu, clients: usage(clients.child.pid).cpu };
   wide.push(
     await propagate(
       clients,
@@ -319,12 +336,28 @@ for (let j = 0; j < WIDE_CHANGES; j++) {
       everyProxy,
     ),
   );
+  const cpuAfter = { server: usage(cp.pid).cpu, clients: usage(clients.child.pid).cpu };
+  const collectedAfter = await collections(cp);
+  wideCollections.push({
+    cpu: cpuAfter.server - cpuBefore.server,
+    clientsCpu: cpuAfter.clients - cpuBefore.clients,
+    gcSeconds: collectedAfter.seconds - collectedBefore.seconds,
+    fullCollections: collectedAfter.major - collectedBefore.major,
+  });
 }
 const after = usage(cp.pid);
 const wideCpu = (after.cpu - afterEndpoints.cpu) / WIDE_CHANGES;
 report(`A mesh-wide Timeout (all ${PROXIES} proxies, ${WIDE_CHANGES} changes)`, wide, after.cpu - afterEndpoints.cpu);
 const wideLatencies = scenarios.at(-1).latencies;
 console.log(`  ${p99Range(wide)}; control plane CPU ${wideCpu.toFixed(2)} s a change; the clients' CPU ${((usage(clients.child.pid).cpu - clientsBeforeWide.cpu) / WIDE_CHANGES).toFixed(2)} s a change`);
+console.log(
+  `  each change in turn: ${wide
+    .map((result, at) => {
+      const { cpu, clientsCpu, gcSeconds, fullCollections } = wideCollections[at];
+      return `p99 ${ms(p99Of(result))} (CPU ${cpu.toFixed(2)} s, GC ${gcSeconds.toFixed(2)} s, ${fullCollections} full; clients ${clientsCpu.toFixed(2)} s)`;
+    })
+    .join(', ')}`,
+);
 console.log(
   `  against the bare push of the same bytes: median ${(quantile(wideLatencies, 0.5) / quantile(baselinePushLatencies, 0.5)).toFixed(2)}x, ` +
     `p99 ${(quantile(wideLatencies, 0.99) / quantile(baselinePushLatencies, 0.99)).toFixed(2)}x, CPU ${(wideCpu / baselinePushCpu).toFixed(2)}x`,
@@ -346,6 +379,7 @@ console.log(
     ratio: seconds / baselineSeconds,
     rssMb: { idle: idle.rss, connected: connected.rss, after: after.rss },
     scenarios: scenarios.map(({ name, latencies, unneeded, missed, cpu }) => ({ name, median: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), unneeded, missed, cpu })),
+    wideChanges: wide.map((result, at) => ({ p99: p99Of(result), ...wideCollections[at] })),
   }),
 );
 process.exit(0);

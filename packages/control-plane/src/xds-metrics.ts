@@ -1,14 +1,20 @@
 // The data plane server's metrics under the reference's names (`xds_*`; docs/xds.md, Metrics).
 // A push to thousands of proxies counts several events per proxy: they are tallied in plain
-// numbers and handed to prom-client when the registry is read (or when many are waiting), so
-// the push does not pay for label lookups and quantile digests per event.
+// numbers and handed to prom-client when the registry is read, or once many are waiting and the
+// events pause, so a push pays for no label lookups and quantile digests while it goes.
 import { encodingCacheBytes, type XdsMetrics } from '@mesh/xds-server';
 import { Counter, Gauge, Summary, type Registry } from 'prom-client';
 
 const percentiles = [0.5, 0.9, 0.99];
 
-/** Observations kept before they are handed over without waiting for a read. */
+/** Observations kept before they are handed over without waiting for a read, once the events pause. */
 const PENDING_LIMIT = 20_000;
+
+/** Observations handed over at once, paused or not: a bound on what waits for a read. */
+const PENDING_CAP = 200_000;
+
+/** How long the events must pause before waiting observations are handed over (a push's ACKs come closer). */
+const PAUSE_MS = 250;
 
 /** Event counts by label values, added to a counter when it is read. */
 class PendingCounts<L extends string> {
@@ -30,6 +36,7 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
   const pendingGenerations = new Map<string, { labels: { proxy_type: string; result: string }; values: number[] }>();
   const pendingDeliveries: number[] = [];
   let pendingObservations = 0;
+  let handOver: NodeJS.Timeout | undefined;
   const pendingSent = new PendingCounts<'type_url'>();
   // ACKs and NACKs apart: an ACK's count is found by its type URL alone.
   const pendingAcks = new PendingCounts<'type_url' | 'confirmation'>();
@@ -77,6 +84,8 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
   });
 
   function flushObservations(): void {
+    clearTimeout(handOver);
+    handOver = undefined;
     for (const { labels, values } of pendingGenerations.values()) for (const value of values) generations.observe(labels, value);
     pendingGenerations.clear();
     for (const value of pendingDeliveries) delivery.observe(value);
@@ -84,8 +93,17 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
     pendingObservations = 0;
   }
 
+  /** Hands the observations over once none came for a pause; checked every pause while they keep coming. */
+  function handOverWhenPaused(): void {
+    const seen = pendingObservations;
+    handOver = setTimeout(() => (pendingObservations === seen ? flushObservations() : handOverWhenPaused()), PAUSE_MS);
+    handOver.unref();
+  }
+
   const observed = (): void => {
-    if (++pendingObservations >= PENDING_LIMIT) flushObservations();
+    ++pendingObservations;
+    if (pendingObservations >= PENDING_CAP) flushObservations();
+    else if (pendingObservations >= PENDING_LIMIT && handOver === undefined) handOverWhenPaused();
   };
 
   return {

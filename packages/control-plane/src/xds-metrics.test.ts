@@ -1,6 +1,6 @@
 // The data plane server's figures as /metrics shows them: tallied during a push, handed to
 // prom-client later, none lost or counted twice on the way.
-import { Registry } from 'prom-client';
+import { Registry, Summary } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createXdsMetrics } from './xds-metrics.js';
 
@@ -44,6 +44,37 @@ describe('createXdsMetrics', () => {
     expect(figure(text, `xds_requests_received{type_url="${CLUSTERS}",confirmation="NACK"}`)).toBe(1);
     expect(figure(text, 'xds_delivery_count')).toBe(1);
     expect(figure(text, 'xds_generation_errors')).toBe(1);
+  });
+
+  it('feeds the quantile digests once a push pauses, or after 5 s of events that do not, never mid-push', () => {
+    const observe = vi.spyOn(Summary.prototype, 'observe');
+    try {
+      const metrics = createXdsMetrics(new Registry());
+      // A push: events every few milliseconds, past the 20,000 that wait for a pause.
+      for (let i = 0; i < 25_000; i++) {
+        metrics.delivery(1);
+        if (i % 100 === 0) vi.advanceTimersByTime(10);
+      }
+      expect(observe).not.toHaveBeenCalled();
+      // A pause is seen within two checks 250 ms apart.
+      vi.advanceTimersByTime(500);
+      expect(observe).toHaveBeenCalledTimes(25_000);
+      observe.mockClear();
+      // Events that never pause for 250 ms: handed over after 5 s all the same.
+      for (let i = 0; i < 20_000; i++) metrics.delivery(1);
+      for (let elapsed = 0; elapsed < 4_800; elapsed += 200) {
+        metrics.delivery(1);
+        vi.advanceTimersByTime(200);
+      }
+      expect(observe).not.toHaveBeenCalled();
+      for (let elapsed = 0; elapsed < 400; elapsed += 200) {
+        metrics.delivery(1);
+        vi.advanceTimersByTime(200);
+      }
+      expect(observe.mock.calls.length).toBeGreaterThan(20_000);
+    } finally {
+      observe.mockRestore();
+    }
   });
 
   it('loses and repeats no observation of a long push, whether handed over at a pause, at the cap or on a read', async () => {

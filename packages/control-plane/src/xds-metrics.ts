@@ -16,6 +16,9 @@ const PENDING_CAP = 200_000;
 /** How long the events must pause before waiting observations are handed over (a push's ACKs come closer). */
 const PAUSE_MS = 250;
 
+/** The longest wait for a pause: events that never pause are handed over this often. */
+const MAX_WAIT_MS = 5_000;
+
 /** Event counts by label values, added to a counter when it is read. */
 class PendingCounts<L extends string> {
   private readonly counts = new Map<string, { labels: Record<L, string>; count: number }>();
@@ -93,10 +96,13 @@ export function createXdsMetrics(registry: Registry): XdsMetrics {
     pendingObservations = 0;
   }
 
-  /** Hands the observations over once none came for a pause; checked every pause while they keep coming. */
-  function handOverWhenPaused(): void {
+  /** Hands the observations over once none came for a pause, or after the longest wait; checked every pause. */
+  function handOverWhenPaused(waitedMs = 0): void {
     const seen = pendingObservations;
-    handOver = setTimeout(() => (pendingObservations === seen ? flushObservations() : handOverWhenPaused()), PAUSE_MS);
+    handOver = setTimeout(() => {
+      if (pendingObservations === seen || waitedMs + PAUSE_MS >= MAX_WAIT_MS) flushObservations();
+      else handOverWhenPaused(waitedMs + PAUSE_MS);
+    }, PAUSE_MS);
     handOver.unref();
   }
 

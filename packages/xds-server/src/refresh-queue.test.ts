@@ -4,7 +4,7 @@ import { RefreshQueue } from './refresh-queue.js';
 
 describe('the refresh queue', () => {
   it('runs each task once, in turn, and counts as busy until a while after the last', async () => {
-    const queue = new RefreshQueue();
+    const queue = new RefreshQueue(5000);
     expect(queue.idle).toBe(true);
     const ran: string[] = [];
     const task = (name: string) => async () => {
@@ -32,7 +32,7 @@ describe('the refresh queue', () => {
   });
 
   it('keeps deferred work waiting while new tasks arrive', async () => {
-    const queue = new RefreshQueue();
+    const queue = new RefreshQueue(5000);
     queue.enqueue(() => sleep(5));
     let released = false;
     void queue.whenIdle().then(() => (released = true));
@@ -43,5 +43,26 @@ describe('the refresh queue', () => {
     expect(released).toBe(false);
     await sleep(400);
     expect(released).toBe(true);
+  });
+
+  it('lets deferred work go after the longest deferral when tasks never stop arriving', async () => {
+    const queue = new RefreshQueue(300);
+    queue.enqueue(() => sleep(5));
+    const started = performance.now();
+    let releasedAt: number | undefined;
+    void queue.whenIdle().then(() => (releasedAt = performance.now()));
+    for (let round = 0; round < 8; round++) {
+      await sleep(100);
+      queue.enqueue(() => sleep(5));
+    }
+    expect(queue.idle).toBe(false);
+    expect(releasedAt).toBeDefined();
+    expect(releasedAt! - started).toBeGreaterThanOrEqual(290);
+    // Work deferred later waits its own longest deferral, and nothing waits once the queue is idle.
+    const later = queue.whenIdle();
+    await later;
+    await sleep(300);
+    expect(queue.idle).toBe(true);
+    await expect(queue.whenIdle()).resolves.toBeUndefined();
   });
 });

@@ -22,18 +22,32 @@ export class RefreshQueue {
   private running = false;
   private ranUntil = -Infinity;
   private settleTimer: NodeJS.Timeout | undefined;
-  private readonly idleWaiters: Array<() => void> = [];
+  private readonly idleWaiters = new Set<() => void>();
+
+  /**
+   * `deferAtMostMs`: the longest that `whenIdle` waits. A push of thousands of proxies settles
+   * sooner, while a steady flow of changes may never leave the queue idle, and the work that waits
+   * must still be done.
+   */
+  constructor(private readonly deferAtMostMs: number) {}
 
   /** Nothing waiting, running or just done: work that can wait (insight writes) goes now. */
   get idle(): boolean {
     return !this.running && performance.now() - this.ranUntil >= SETTLE_MS;
   }
 
-  /** Resolves once the queue is idle: at once when it is. */
+  /** Resolves once the queue is idle (at once when it is), or after the longest deferral when it does not get there. */
   whenIdle(): Promise<void> {
     if (this.idle) return Promise.resolve();
     return new Promise((resolve) => {
-      this.idleWaiters.push(resolve);
+      const release = () => {
+        clearTimeout(deadline);
+        this.idleWaiters.delete(release);
+        resolve();
+      };
+      const deadline = setTimeout(release, this.deferAtMostMs);
+      deadline.unref();
+      this.idleWaiters.add(release);
       if (!this.running) this.releaseWhenSettled();
     });
   }
@@ -60,7 +74,7 @@ export class RefreshQueue {
     } finally {
       this.running = false;
       this.ranUntil = performance.now();
-      if (this.idleWaiters.length > 0) this.releaseWhenSettled();
+      if (this.idleWaiters.size > 0) this.releaseWhenSettled();
     }
   }
 
@@ -71,7 +85,7 @@ export class RefreshQueue {
       this.settleTimer = undefined;
       if (this.running) return;
       if (!this.idle) return this.releaseWhenSettled();
-      for (const resolve of this.idleWaiters.splice(0)) resolve();
+      for (const release of [...this.idleWaiters]) release();
     }, Math.max(0, this.ranUntil + SETTLE_MS - performance.now()));
     this.settleTimer.unref();
   }

@@ -4,7 +4,8 @@
 // sweep of lost streams, and its proxy would show offline while connected (docs/xds.md, Insights).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdsClient, TYPE } from './testing/ads-client.js';
-import { freePort, startControlPlane } from './testing/process.js';
+import type { startControlPlane } from './testing/process.js';
+import { callApi, sidecar, startWithPlaintextDpServer } from './testing/xds-fixtures.js';
 
 type Instance = Awaited<ReturnType<typeof startControlPlane>>;
 
@@ -12,26 +13,7 @@ let cp: Instance;
 let dpAddress: string;
 let client: AdsClient | undefined;
 
-const api = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${cp.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) : undefined };
-};
-
-const sidecar = (name: string, address: string, service: string, outbound: string[] = []) => ({
-  type: 'Dataplane',
-  mesh: 'default',
-  name,
-  networking: {
-    address,
-    inbound: [{ port: 8080, servicePort: 80, tags: { 'mesh.io/service': service, 'mesh.io/protocol': 'http' } }],
-    outbound: outbound.map((to, at) => ({ port: 10001 + at, tags: { 'mesh.io/service': to } })),
-  },
-});
+const api = (method: string, path: string, body?: unknown) => callApi(cp.url, method, path, body);
 
 type Subscription = { connectTime?: string; disconnectTime?: string; generation?: number };
 
@@ -39,18 +21,12 @@ const subscriptionsOf = async (name: string): Promise<Subscription[]> =>
   (await api('GET', `/meshes/default/dataplanes+insights/${name}`)).json?.dataplaneInsight?.subscriptions ?? [];
 
 beforeAll(async () => {
-  const dpPort = await freePort();
-  cp = await startControlPlane({
-    env: {
-      MESH_DP_SERVER_PORT: String(dpPort),
-      MESH_DP_SERVER_TLS_ENABLED: 'false',
-      MESH_DP_SERVER_AUTHN_DP_PROXY_TYPE: 'none',
-      MESH_XDS_SERVER_DATAPLANE_STATUS_FLUSH_INTERVAL: '500ms',
-      // Live streams move their subscription's generation every second; lost ones are swept every 2 s.
-      MESH_METRICS_DATAPLANE_IDLE_TIMEOUT: '2s',
-    },
-  });
-  dpAddress = `127.0.0.1:${dpPort}`;
+  ({ cp, dpAddress } = await startWithPlaintextDpServer({
+    MESH_DP_SERVER_AUTHN_DP_PROXY_TYPE: 'none',
+    MESH_XDS_SERVER_DATAPLANE_STATUS_FLUSH_INTERVAL: '500ms',
+    // Live streams move their subscription's generation every second; lost ones are swept every 2 s.
+    MESH_METRICS_DATAPLANE_IDLE_TIMEOUT: '2s',
+  }));
   for (const dataplane of [sidecar('web-1', '10.0.0.1', 'web', ['backend']), sidecar('backend-1', '10.0.0.2', 'backend')]) {
     expect((await api('PUT', `/meshes/default/dataplanes/${dataplane.name}`, dataplane)).status).toBe(201);
   }

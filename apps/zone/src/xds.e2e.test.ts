@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdsClient, DeltaAdsClient, type DeltaDiscoveryResponse, type DiscoveryResponse, resourceNames, TYPE } from './testing/ads-client.js';
 import { freePort, startControlPlane } from './testing/process.js';
+import { callApi, sidecar, startWithPlaintextDpServer } from './testing/xds-fixtures.js';
 
 type Instance = Awaited<ReturnType<typeof startControlPlane>>;
 
@@ -14,26 +15,7 @@ const clients: Array<{ close(): void }> = [];
 /** The stream of web-1 the first test opens and later tests look at. */
 let webClient: AdsClient | undefined;
 
-const api = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${cp.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, json: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : undefined };
-};
-
-const sidecar = (name: string, address: string, service: string, outbound: string[] = [], extra: Record<string, string> = {}) => ({
-  type: 'Dataplane',
-  mesh: 'default',
-  name,
-  networking: {
-    address,
-    inbound: [{ port: 8080, servicePort: 80, tags: { 'mesh.io/service': service, 'mesh.io/protocol': 'http', ...extra } }],
-    outbound: outbound.map((to, at) => ({ port: 10001 + at, tags: { 'mesh.io/service': to } })),
-  },
-});
+const api = (method: string, path: string, body?: unknown) => callApi(cp.url, method, path, body);
 
 const putDataplane = (body: ReturnType<typeof sidecar>) => api('PUT', `/meshes/default/dataplanes/${body.name}`, body);
 
@@ -87,16 +69,7 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
 const insightOf = async (name: string) => (await api('GET', `/meshes/default/dataplanes+insights/${name}`)).json as { dataplaneInsight?: { subscriptions?: Array<Record<string, any>> } } | undefined;
 
 beforeAll(async () => {
-  const dpPort = await freePort();
-  cp = await startControlPlane({
-    env: {
-      MESH_DP_SERVER_PORT: String(dpPort),
-      MESH_DP_SERVER_TLS_ENABLED: 'false',
-      MESH_XDS_SERVER_DATAPLANE_STATUS_FLUSH_INTERVAL: '500ms',
-      MESH_XDS_SERVER_NACK_BACKOFF: '200ms',
-    },
-  });
-  dpAddress = `127.0.0.1:${dpPort}`;
+  ({ cp, dpAddress } = await startWithPlaintextDpServer({ MESH_XDS_SERVER_DATAPLANE_STATUS_FLUSH_INTERVAL: '500ms', MESH_XDS_SERVER_NACK_BACKOFF: '200ms' }));
   await putDataplane(sidecar('web-1', '10.0.0.1', 'web', ['backend']));
   await putDataplane(sidecar('backend-1', '10.0.0.2', 'backend'));
   await putDataplane(sidecar('other-1', '10.0.0.3', 'other', ['db']));

@@ -65,4 +65,22 @@ describe('the refresh queue', () => {
     expect(queue.idle).toBe(true);
     await expect(queue.whenIdle()).resolves.toBeUndefined();
   });
+
+  it('lets work past its longest deferral go once the run in progress ends, not in the middle of it', async () => {
+    const queue = new RefreshQueue(100);
+    let ranUntil: number | undefined;
+    queue.enqueue(async () => {
+      await sleep(500);
+      ranUntil = performance.now();
+    });
+    let releasedAt: number | undefined;
+    void queue.whenIdle().then(() => (releasedAt = performance.now()));
+    await sleep(300);
+    expect(releasedAt).toBeUndefined();
+    await sleep(400);
+    expect(ranUntil).toBeDefined();
+    expect(releasedAt).toBeGreaterThanOrEqual(ranUntil!);
+    // Released as the run ended, not once the queue settled (250 ms later).
+    expect(releasedAt! - ranUntil!).toBeLessThan(200);
+  });
 });

@@ -23,6 +23,8 @@ export class RefreshQueue {
   private ranUntil = -Infinity;
   private settleTimer: NodeJS.Timeout | undefined;
   private readonly idleWaiters = new Set<() => void>();
+  /** Waiters whose longest deferral passed during a run: they go when it ends, not in the middle of a push. */
+  private readonly overdueWaiters = new Set<() => void>();
 
   /**
    * `deferAtMostMs`: the longest that `whenIdle` waits. A push of thousands of proxies settles
@@ -36,16 +38,20 @@ export class RefreshQueue {
     return !this.running && performance.now() - this.ranUntil >= SETTLE_MS;
   }
 
-  /** Resolves once the queue is idle (at once when it is), or after the longest deferral when it does not get there. */
+  /**
+   * Resolves once the queue is idle (at once when it is), or after the longest deferral when it
+   * does not get there: then between two runs, once the one in progress has ended.
+   */
   whenIdle(): Promise<void> {
     if (this.idle) return Promise.resolve();
     return new Promise((resolve) => {
       const release = () => {
         clearTimeout(deadline);
         this.idleWaiters.delete(release);
+        this.overdueWaiters.delete(release);
         resolve();
       };
-      const deadline = setTimeout(release, this.deferAtMostMs);
+      const deadline = setTimeout(() => (this.running ? this.overdueWaiters.add(release) : release()), this.deferAtMostMs);
       deadline.unref();
       this.idleWaiters.add(release);
       if (!this.running) this.releaseWhenSettled();
@@ -74,6 +80,7 @@ export class RefreshQueue {
     } finally {
       this.running = false;
       this.ranUntil = performance.now();
+      for (const release of [...this.overdueWaiters]) release();
       if (this.idleWaiters.size > 0) this.releaseWhenSettled();
     }
   }

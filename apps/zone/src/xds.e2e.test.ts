@@ -319,6 +319,10 @@ describe('POST /bootstrap', () => {
     expect({ status: badCa.status, text: await badCa.text() }).toEqual({ status: 400, text: 'could not parse certificate from request .CaCert' });
     const wrongPath = await fetch(`http://${dpAddress}/other`);
     expect({ status: wrongPath.status, text: await wrongPath.text() }).toEqual({ status: 404, text: '404: Page Not Found' });
+    const get = await fetch(`http://${dpAddress}/bootstrap`);
+    expect({ status: get.status, allow: get.headers.get('allow'), text: await get.text() }).toEqual({ status: 405, allow: 'POST', text: 'Method Not Allowed' });
+    const notJson = await fetch(`http://${dpAddress}/bootstrap`, { method: 'POST', body: '{' });
+    expect({ status: notJson.status, text: await notJson.text() }).toEqual({ status: 400, text: 'could not parse the request: expected a JSON object' });
   });
 });
 

@@ -1,8 +1,9 @@
 // End to end: the built mesh-zone binary, started as a standalone control plane on free ports,
 // driven over HTTP as an operator would.
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLES, type Example } from './testing/examples.js';
-import { startControlPlane, type ControlPlaneProcess } from './testing/process.js';
+import { freePort, startControlPlane, type ControlPlaneProcess } from './testing/process.js';
 
 type Started = Awaited<ReturnType<typeof startControlPlane>>;
 let cp: Started;
@@ -159,5 +160,17 @@ describe('mesh-zone, standalone', () => {
 
   it('refuses to start on a port already in use, with a clear error', async () => {
     await expect(startControlPlane({ ports: { ...cp.ports, diagnostics: cp.ports.diagnostics + 1 } })).rejects.toThrow(/already in use/);
+  });
+
+  it('refuses to start when the data plane port is taken, with a clear error', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const ports = { http: await freePort(), https: await freePort(), diagnostics: await freePort(), kds: await freePort() };
+      await expect(startControlPlane({ ports, env: { MESH_DP_SERVER_PORT: String(port) } })).rejects.toThrow(`dpServer: port ${port} is already in use`);
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -3,7 +3,7 @@
 // follows its configuration and answers its requests; its subscription goes into the proxy's
 // insight. Streams of the same proxy are tracked so the admin views and the deregistration after
 // a disconnect know whether it is still here.
-import { type ServerDuplexStream, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { decodeSpec, DomainError, getKind, type DataplaneSpec } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
@@ -16,6 +16,7 @@ import { METADATA, proxyNodeOf, type ProxyNode, proxyVersionOf, RESOURCE_TYPE_OF
 import { RefreshQueue } from './refresh-queue.js';
 import { ProxySession } from './session.js';
 import type { Snapshot } from './snapshot.js';
+import type { AdsCall } from './transport.js';
 import type { XdsMetrics } from './telemetry.js';
 import type { DeltaDiscoveryResponse, DiscoveryResponse } from './wire.js';
 import { TYPE_URLS } from './snapshot.js';
@@ -101,7 +102,7 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
 
   constructor(
     private readonly server: AdsServer,
-    private readonly call: ServerDuplexStream<Request, Response>,
+    private readonly call: AdsCall<Request, Response>,
     protocol: StreamProtocol<Request, Response>,
   ) {
     const options = server.options;
@@ -191,7 +192,7 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
   private async open(request: Request): Promise<void> {
     const { options } = this.server;
     const node = proxyNodeOf(request.node);
-    this.credential = credentialOf(this.call.metadata.get('authorization'));
+    this.credential = credentialOf(this.call.authorization);
     if (this.credential === '' && node.grpcClient) this.credential = stringMetadata(node, METADATA.token) ?? '';
     const resourceType = RESOURCE_TYPE_OF[node.proxyType];
     const kind = getKind(resourceType);
@@ -334,7 +335,7 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
     const refusal = error instanceof StreamRefusal ? error : undefined;
     const message = refusal ? refusal.message : `internal error: ${describeError(error)}`;
     this.server.options.logger.warn({ proxy: this.session?.node.id, reason: message }, 'closing an xDS stream');
-    this.call.emit('error', { code: refusal?.code ?? status.INTERNAL, details: message });
+    this.call.fail(refusal?.code ?? status.INTERNAL, message);
     void this.close();
   }
 
@@ -360,7 +361,7 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
   /** Ends the stream from this side (shutdown): the proxy reconnects, to this instance or another. */
   async end(): Promise<void> {
     const closing = this.close(true);
-    this.call.emit('error', { code: status.UNAVAILABLE, details: 'the control plane is shutting down' });
+    this.call.fail(status.UNAVAILABLE, 'the control plane is shutting down');
     await closing;
   }
 }
@@ -385,18 +386,18 @@ export class AdsServer {
   }
 
   /** The gRPC handler of `StreamAggregatedResources` (state of the world). */
-  handleStream(call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {
+  handleStream(call: AdsCall<DiscoveryRequest, DiscoveryResponse>): void {
     this.serve(call, STATE_OF_THE_WORLD);
   }
 
   /** The gRPC handler of `DeltaAggregatedResources` (incremental). */
-  handleDeltaStream(call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void {
+  handleDeltaStream(call: AdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void {
     this.serve(call, INCREMENTAL);
   }
 
-  private serve<Request extends StreamRequest, Response>(call: ServerDuplexStream<Request, Response>, protocol: StreamProtocol<Request, Response>): void {
+  private serve<Request extends StreamRequest, Response>(call: AdsCall<Request, Response>, protocol: StreamProtocol<Request, Response>): void {
     if (this.shuttingDown) {
-      call.emit('error', { code: status.UNAVAILABLE, details: 'the control plane is shutting down' });
+      call.fail(status.UNAVAILABLE, 'the control plane is shutting down');
       return;
     }
     const stream = new AdsStream(this, call, protocol);
@@ -410,8 +411,6 @@ export class AdsServer {
       over();
       call.end();
     });
-    call.on('cancelled', over);
-    call.on('error', over);
     call.on('close', over);
   }
 

@@ -4,12 +4,12 @@
 // the reference's: 422 for a missing token or an invalid resource, 400 when the address the
 // runner used is not in the server certificate, 404 when the proxy is neither passed nor stored.
 import { X509Certificate } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIpAddress, meshKind } from '@mesh/model';
 import { decodeSpec, getKind } from '@mesh/model';
 import type { ResourceStore } from '@mesh/store';
 import { z } from 'zod';
 import type { Authenticator } from './auth.js';
+import type { BootstrapCall, HttpAnswer } from './transport-protocol.js';
 import { FEATURE_DELTA_GRPC, METADATA, RESOURCE_TYPE_OF, type ProxyType } from './proxy-node.js';
 
 export interface BootstrapSettings {
@@ -275,70 +275,32 @@ function serviceTagsOf(resource: Record<string, unknown>): string[] {
   return services.filter((service): service is string => service !== undefined).sort();
 }
 
-const MAX_BODY = 1024 * 1024;
+const TEXT = 'text/plain; charset=utf-8';
 
-/** The HTTP/1.1 side of the port: `POST /bootstrap`, nothing else. */
-export function bootstrapHandler(generator: BootstrapGenerator, onError: (error: unknown) => void) {
-  return (req: IncomingMessage, res: ServerResponse): void => {
-    const send = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
-      res.writeHead(code, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-    };
-    const path = (req.url ?? '').split('?')[0];
-    if (path !== '/bootstrap') {
-      send(404, '404: Page Not Found');
-      return;
-    }
-    if (req.method !== 'POST') {
-      res.setHeader('allow', 'POST');
-      send(405, 'Method Not Allowed');
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        send(413, 'Request Entity Too Large');
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (res.headersSent) return;
-      let json: unknown;
-      try {
-        json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        send(400, 'could not parse the request: expected a JSON object');
-        return;
-      }
-      const parsed = BootstrapRequestSchema.safeParse(json);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        send(400, issue && issue.path.length > 0 ? `could not parse the request: ${issue.path.join('.')}: ${issue.message}` : 'could not parse the request: expected a JSON object');
-        return;
-      }
-      const request = parsed.data;
-      const host = hostOf(req.headers.host ?? '');
-      generator.generate(request, host).then(
-        (body) => {
-          if (req.headers.accept === 'application/json') send(200, JSON.stringify(body), 'application/json');
-          // Older runners read the bootstrap itself.
-          else send(200, Buffer.from(String(body.bootstrap), 'base64').toString('utf8'), 'text/x-yaml');
-        },
-        (error: unknown) => {
-          if (error instanceof BootstrapError) {
-            send(error.status, error.message);
-            return;
-          }
-          onError(error);
-          send(500, '');
-        },
-      );
-    });
-  };
+/** The answer to a `POST /bootstrap` (the transport read it: src/transport-worker.ts). */
+export async function answerBootstrap(generator: BootstrapGenerator, call: BootstrapCall, onError: (error: unknown) => void): Promise<HttpAnswer> {
+  const text = (status: number, body: string): HttpAnswer => ({ status, contentType: TEXT, body });
+  let json: unknown;
+  try {
+    json = JSON.parse(call.body);
+  } catch {
+    return text(400, 'could not parse the request: expected a JSON object');
+  }
+  const parsed = BootstrapRequestSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return text(400, issue && issue.path.length > 0 ? `could not parse the request: ${issue.path.join('.')}: ${issue.message}` : 'could not parse the request: expected a JSON object');
+  }
+  try {
+    const body = await generator.generate(parsed.data, hostOf(call.host));
+    if (call.accept === 'application/json') return { status: 200, contentType: 'application/json', body: JSON.stringify(body) };
+    // Older runners read the bootstrap itself.
+    return { status: 200, contentType: 'text/x-yaml', body: Buffer.from(String(body.bootstrap), 'base64').toString('utf8') };
+  } catch (error) {
+    if (error instanceof BootstrapError) return text(error.status, error.message);
+    onError(error);
+    return text(500, '');
+  }
 }
 
 /** The host of a Host header, without its port (IPv6 brackets removed). */

@@ -1,7 +1,6 @@
 // The data plane server of a zone or standalone control plane (docs/xds.md): ADS and
 // `POST /bootstrap` on one port, proxy insights, the finalizer of lost subscriptions, and the live
 // views of connected proxies for the REST API.
-import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { DomainError, getKind } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
@@ -9,27 +8,15 @@ import type { ResourceStore } from '@mesh/store';
 import type { TokenService } from '@mesh/tokens';
 import type { ConfigDump, ProxyConfig } from '@mesh/xds-renderer';
 import { AdsServer, type ConnectedProxy, type Logger } from './ads-server.js';
-import type { DiscoveryRequest } from './ads-stream.js';
-import type { DeltaDiscoveryRequest } from './delta-stream.js';
 import { Authenticator, type AuthnType } from './auth.js';
-import { BootstrapGenerator, bootstrapHandler, type BootstrapSettings } from './bootstrap.js';
+import { answerBootstrap, BootstrapGenerator, type BootstrapSettings } from './bootstrap.js';
 import { envoyRoot } from './envoy-protos.js';
 import { AdminUnavailable, fetchAdmin, isLoopback } from './envoy-admin.js';
 import { InsightWriter, SubscriptionFinalizer } from './insights.js';
-import { openDataplanePort, type DataplanePort } from './port.js';
 import { METADATA, RESOURCE_TYPE_OF } from './proxy-node.js';
 import { TYPE_URLS } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
-import {
-  decodeDeltaDiscoveryRequest,
-  decodeDiscoveryRequest,
-  type DeltaDiscoveryResponse,
-  type DiscoveryResponse,
-  serializeDeltaDiscoveryResponse,
-  serializeDiscoveryResponse,
-} from './wire.js';
-
-const ADS_SERVICE = '/envoy.service.discovery.v3.AggregatedDiscoveryService';
+import { DataplaneTransport } from './transport.js';
 
 /** Which instance runs the work that must run once (the finalizer). */
 export interface Leadership {
@@ -73,10 +60,9 @@ export class DataplaneServer {
 
   private constructor(
     private readonly options: DataplaneServerOptions,
-    private readonly grpc: Server,
     private readonly ads: AdsServer,
     private readonly writer: InsightWriter,
-    private readonly dpPort: DataplanePort,
+    private readonly transport: DataplaneTransport,
     private readonly finalizer: SubscriptionFinalizer,
   ) {}
 
@@ -104,23 +90,6 @@ export class DataplaneServer {
       reauthenticateAfterMs: REAUTHENTICATE_AFTER_MS,
       ...(options.metrics ? { metrics: options.metrics } : {}),
     });
-    const grpc = new Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
-    grpc.register(
-      `${ADS_SERVICE}/StreamAggregatedResources`,
-      (call: ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => ads.handleStream(call),
-      serializeDiscoveryResponse,
-      decodeDiscoveryRequest,
-      'bidi',
-    );
-    grpc.register(
-      `${ADS_SERVICE}/DeltaAggregatedResources`,
-      (call: ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) => ads.handleDeltaStream(call),
-      serializeDeltaDiscoveryResponse,
-      decodeDeltaDiscoveryRequest,
-      'bidi',
-    );
-    // TLS is ended by the port: the gRPC server reads the plain HTTP/2 stream.
-    const injector = grpc.createConnectionInjector(ServerCredentials.createInsecure());
     const generator = new BootstrapGenerator({
       store: options.store,
       authenticator,
@@ -128,22 +97,31 @@ export class DataplaneServer {
       port: options.port,
       certificatePem: options.tls?.cert,
     });
-    const dpPort = await openDataplanePort({
+    const transport = await DataplaneTransport.start({
       port: options.port,
       address: options.address ?? '0.0.0.0',
       tls: options.tls,
-      http2: (connection) => injector.injectConnection(connection),
-      http1: bootstrapHandler(generator, (error) => options.logger.error({ err: error }, 'could not generate a bootstrap configuration')),
+      maxReceiveMessageLength: 16 * 1024 * 1024,
+      onStream: (call) => ads.handleStream(call),
+      onDeltaStream: (call) => ads.handleDeltaStream(call),
+      bootstrap: (call) => answerBootstrap(generator, call, (error) => options.logger.error({ err: error }, 'could not generate a bootstrap configuration')),
+      onFailure: (error) => {
+        options.logger.error({ err: error }, 'the data plane transport stopped');
+        // Proxies can no longer connect: the process ends as on any fatal error, for its supervisor to restart it.
+        setImmediate(() => {
+          throw error;
+        });
+      },
     });
     const finalizer = new SubscriptionFinalizer(options.manager, options.store, now);
-    const server = new DataplaneServer(options, grpc, ads, writer, dpPort, finalizer);
+    const server = new DataplaneServer(options, ads, writer, transport, finalizer);
     await server.startFinalizer();
     return server;
   }
 
   /** The port it listens on (the one asked for, or the one given for port 0). */
   get port(): number {
-    return this.dpPort.port;
+    return this.transport.port;
   }
 
   /** Proxies connected to this instance. */
@@ -157,11 +135,10 @@ export class DataplaneServer {
    */
   async stop(timeoutMs: number): Promise<void> {
     clearInterval(this.finalizerTimer);
-    const closing = this.dpPort.close();
+    void this.transport.close();
     const ended = this.ads.shutdown();
     await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
-    this.grpc.forceShutdown();
-    await closing;
+    await this.transport.stop();
   }
 
   /** `/xds` of a connected proxy: what was last sent on its stream, in Envoy's config dump shape. */

@@ -83,4 +83,17 @@ describe('the refresh queue', () => {
     // Released as the run ended, not once the queue settled (250 ms later).
     expect(releasedAt! - ranUntil!).toBeLessThan(200);
   });
+
+  it('lets work past its longest deferral go after what the run left for the next turn of the event loop (its last responses)', async () => {
+    const queue = new RefreshQueue(50);
+    const order: string[] = [];
+    queue.enqueue(() => sleep(150));
+    // The run's last task, within its last slice: what it writes leaves at the next turn.
+    queue.enqueue(async () => {
+      setImmediate(() => order.push('last responses sent'));
+    });
+    void queue.whenIdle().then(() => order.push('deferred work'));
+    await sleep(300);
+    expect(order).toEqual(['last responses sent', 'deferred work']);
+  });
 });

@@ -23,7 +23,7 @@ export class RefreshQueue {
   private ranUntil = -Infinity;
   private settleTimer: NodeJS.Timeout | undefined;
   private readonly idleWaiters = new Set<() => void>();
-  /** Waiters whose longest deferral passed during a run: they go when it ends, not in the middle of a push. */
+  /** Waiters whose longest deferral passed during a run: they go after it, never in the middle of a push. */
   private readonly overdueWaiters = new Set<() => void>();
 
   /**
@@ -80,9 +80,16 @@ export class RefreshQueue {
     } finally {
       this.running = false;
       this.ranUntil = performance.now();
-      for (const release of [...this.overdueWaiters]) release();
+      // At the next turn of the event loop: the responses of the run's last proxies leave first.
+      if (this.overdueWaiters.size > 0) setImmediate(() => this.releaseOverdue());
       if (this.idleWaiters.size > 0) this.releaseWhenSettled();
     }
+  }
+
+  /** Releases the waiters past their longest deferral, unless another run began meanwhile (it releases them when done). */
+  private releaseOverdue(): void {
+    if (this.running) return;
+    for (const release of [...this.overdueWaiters]) release();
   }
 
   /** Resolves the waiters once the queue has settled, unless another run began meanwhile (it releases them when done). */

@@ -151,7 +151,7 @@ export interface DiscoveryResponse {
  * envoy.service.discovery.v3.DiscoveryResponse: version_info (1), resources (2), type_url (4),
  * nonce (5), written at the start of `into` (when it is large enough); returns the bytes it takes.
  */
-function writeDiscoveryResponse(response: DiscoveryResponse, into: Buffer | undefined): number {
+export function writeDiscoveryResponse(response: DiscoveryResponse, into: Buffer | undefined): number {
   const { versionInfo, resources, typeUrl, nonce } = response;
   const versionBytes = Buffer.byteLength(versionInfo);
   const typeUrlBytes = Buffer.byteLength(typeUrl);
@@ -201,7 +201,7 @@ function versionedResourceSize(entry: VersionedResource): number {
  * envoy.service.discovery.v3.DeltaDiscoveryResponse: system_version_info (1), resources (2),
  * type_url (4), nonce (5), removed_resources (6), written like `writeDiscoveryResponse`.
  */
-function writeDeltaDiscoveryResponse(response: DeltaDiscoveryResponse, into: Buffer | undefined): number {
+export function writeDeltaDiscoveryResponse(response: DeltaDiscoveryResponse, into: Buffer | undefined): number {
   const { systemVersionInfo, resources, removed, typeUrl, nonce } = response;
   const versionBytes = Buffer.byteLength(systemVersionInfo);
   const typeUrlBytes = Buffer.byteLength(typeUrl);
@@ -242,38 +242,11 @@ function encodeWith(write: MessageWriter): Buffer {
   return message;
 }
 
-/** Scratch space of the serializers, grown up to this size; larger responses get a buffer of their own. */
-const MAX_SCRATCH_BYTES = 1024 * 1024;
-let scratch = Buffer.allocUnsafeSlow(64 * 1024);
-
-/**
- * A message for the data plane server's gRPC serializers: grpc-js copies the bytes into its frame
- * as soon as they are returned, so every response is written into the same scratch space, valid
- * until the next call (a push sends one per proxy and type: docs/xds.md, Pushing changes).
- */
-function serializeWith(write: MessageWriter): Buffer {
-  const size = write(scratch);
-  if (size <= scratch.length) return scratch.subarray(0, size);
-  if (size > MAX_SCRATCH_BYTES) return encodeWith(write);
-  let length = scratch.length;
-  while (length < size) length *= 2;
-  scratch = Buffer.allocUnsafeSlow(length);
-  write(scratch);
-  return scratch.subarray(0, size);
-}
-
 /** A discovery response in a buffer of its own. */
 export const encodeDiscoveryResponse = (response: DiscoveryResponse): Buffer => encodeWith((into) => writeDiscoveryResponse(response, into));
 
-/** A discovery response as grpc-js serializes it: valid until the next call. */
-export const serializeDiscoveryResponse = (response: DiscoveryResponse): Buffer => serializeWith((into) => writeDiscoveryResponse(response, into));
-
 /** An incremental discovery response in a buffer of its own. */
 export const encodeDeltaDiscoveryResponse = (response: DeltaDiscoveryResponse): Buffer => encodeWith((into) => writeDeltaDiscoveryResponse(response, into));
-
-/** An incremental discovery response as grpc-js serializes it: valid until the next call. */
-export const serializeDeltaDiscoveryResponse = (response: DeltaDiscoveryResponse): Buffer =>
-  serializeWith((into) => writeDeltaDiscoveryResponse(response, into));
 
 /** Writes a string field (its tag, length and UTF-8 bytes) at `offset`, unless it is empty; returns the offset after it. */
 function writeText(into: Buffer, offset: number, field: number, value: string, bytes: number): number {
@@ -430,7 +403,8 @@ class NodeOnWire {
 
   readNode(bytes: Buffer, [start, end]: [number, number]): void {
     this.node_id = readNodeId(bytes, start, end);
-    this.nodeBytes = bytes.subarray(start, end);
+    // A copy: the request's bytes are a view of a whole batch of them (src/transport.ts).
+    this.nodeBytes = Buffer.from(bytes.subarray(start, end));
   }
 }
 

@@ -17,6 +17,9 @@ let webClient: AdsClient | undefined;
 
 const api = (method: string, path: string, body?: unknown) => callApi(cp.url, method, path, body);
 
+/** The types a proxy of these tests subscribes to, in the order it answers them. */
+const TYPES_ANSWERED = [TYPE.cluster, TYPE.endpoints, TYPE.listener];
+
 const putDataplane = (body: ReturnType<typeof sidecar>) => api('PUT', `/meshes/default/dataplanes/${body.name}`, body);
 
 async function tokenFor(name: string, validFor = '24h'): Promise<string> {
@@ -273,6 +276,33 @@ describe('ADS authentication', () => {
     expect((await api('PUT', '/meshes/default/secrets/dataplane-token-revocations-default', secret)).status).toBe(201);
     expect(await refusal(connect('default.web-1', revoked))).toEqual({ code: 2, details: 'authentication failed: token is revoked' });
   });
+
+  it('closes a live stream once its token is revoked, while changes keep reaching it and it ACKs them', async () => {
+    const token = await tokenFor('web-1');
+    const client = connect('default.web-1', token);
+    const { clusters } = await subscribe(client);
+    const edsClusters = clusters.resources.filter((cluster) => cluster.type === 'EDS').map((cluster) => String(cluster.name));
+    const jti = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')).jti as string;
+    const secret = { type: 'Secret', mesh: 'default', name: 'dataplane-token-revocations-default', data: Buffer.from(`${jti}\n`).toString('base64') };
+    expect([200, 201]).toContain((await api('PUT', '/meshes/default/secrets/dataplane-token-revocations-default', secret)).status);
+    let over = false;
+    const ended = client.ended(30_000).finally(() => (over = true));
+    // The token is checked again 10 s after the stream opened; a Timeout of web's outbound changes
+    // every 100 ms, so the recomputations never settle and the check must not wait for them forever.
+    const answered = new Map(TYPES_ANSWERED.map((typeUrl) => [typeUrl, client.of(typeUrl).length]));
+    for (let round = 0; !over && round < 250; round++) {
+      const timeout = { type: 'Timeout', mesh: 'default', name: 'revocation-load', sources: [{ match: { 'mesh.io/service': 'web' } }], destinations: [{ match: { 'mesh.io/service': 'backend' } }], conf: { connectTimeout: `${1 + (round % 50)}s` } };
+      expect([200, 201]).toContain((await api('PUT', '/meshes/default/timeouts/revocation-load', timeout)).status);
+      for (const typeUrl of TYPES_ANSWERED) {
+        const responses = client.of(typeUrl);
+        for (let at = answered.get(typeUrl)!; at < responses.length; at++) client.answer(responses[at]!, typeUrl === TYPE.endpoints ? { resourceNames: edsClusters } : {});
+        answered.set(typeUrl, responses.length);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await ended).toEqual({ code: 2, details: 'authentication failed: token is revoked' });
+    expect((await api('DELETE', '/meshes/default/timeouts/revocation-load')).status).toBe(200);
+  }, 40_000);
 });
 
 describe('POST /bootstrap', () => {

@@ -60,6 +60,11 @@ export interface ConnectedProxy {
 /** Requests of one stream waiting their turn at most. */
 const MAX_PENDING_REQUESTS = 1000;
 
+const tooManyRequests = () => new StreamRefusal(`more than ${MAX_PENDING_REQUESTS} requests waiting to be handled`, status.RESOURCE_EXHAUSTED);
+
+/** The longest ACKs wait for a push to be computed: a run of recomputations that never ends does not hold them back for good. */
+const ACK_WAIT_MS = 1000;
+
 const proxyKeyText = (resourceType: string, mesh: string, name: string): string => `${resourceType}\u0000${mesh}\u0000${name}`;
 
 /** A resource body's violations as one line, for a refusal message. */
@@ -76,6 +81,7 @@ interface StreamRequest {
   node_id?: string;
   node?: Record<string, unknown>;
   type_url?: string;
+  response_nonce?: string;
 }
 
 /** A variant of the protocol: the per-type states of a stream, writing its responses. */
@@ -90,6 +96,9 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
   private readonly types: TypeStates<Request>;
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
+  /** Requests waiting for a push to be computed, in all and per type. */
+  private held = 0;
+  private readonly heldTypes = new Map<string, number>();
   private closed = false;
   private credential = '';
   private verifiedAt = 0;
@@ -143,16 +152,45 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
   }
 
   take(request: Request): void {
-    // Requests are handled in turn; a proxy that sends far more than it is answered is cut off, not queued without end.
-    if (++this.pending > MAX_PENDING_REQUESTS) {
-      this.refuse(new StreamRefusal(`more than ${MAX_PENDING_REQUESTS} requests waiting to be handled`, status.RESOURCE_EXHAUSTED));
+    // An ACK (or NACK) arriving during a push waits for the push to be computed: until then it
+    // changes nothing the push needs (docs/xds.md, Pushing changes). Requests of a type with one
+    // waiting wait behind it; other types do not (their states are apart).
+    const typeUrl = request.type_url ?? '';
+    const heldOfType = this.heldTypes.get(typeUrl) ?? 0;
+    if (heldOfType > 0 || (this.session && request.response_nonce && this.server.acksWait())) {
+      if (++this.held > MAX_PENDING_REQUESTS) {
+        this.refuse(tooManyRequests());
+        return;
+      }
+      this.heldTypes.set(typeUrl, heldOfType + 1);
+      const receivedAt = this.server.options.now().getTime();
+      this.server.holdAck(() => {
+        this.held--;
+        const left = (this.heldTypes.get(typeUrl) ?? 1) - 1;
+        if (left > 0) this.heldTypes.set(typeUrl, left);
+        else this.heldTypes.delete(typeUrl);
+        this.takeNow(request, receivedAt);
+      });
       return;
     }
-    // A request of an open stream with none before it and no token check due (an ACK, mostly) is
-    // handled at once, without a chain of promises: a push to thousands of proxies brings as many ACKs.
-    if (this.pending === 1 && this.session && !this.closed && !this.verificationDue()) {
+    this.takeNow(request);
+  }
+
+  /** `receivedAt`: when a request that waited arrived. */
+  private takeNow(request: Request, receivedAt?: number): void {
+    // Requests are handled in turn; a proxy that sends far more than it is answered is cut off, not queued without end.
+    if (++this.pending > MAX_PENDING_REQUESTS) {
+      this.refuse(tooManyRequests());
+      return;
+    }
+    // A request of an open stream with none before it (an ACK, mostly) is handled at once, without a
+    // chain of promises: a push to thousands of proxies brings as many ACKs. A token check falling
+    // due during a push is only scheduled (checkAgain); with nothing pushed it goes before the answer.
+    const checkDue = this.verificationDue();
+    if (this.pending === 1 && this.session && !this.closed && !(checkDue && this.server.queue.idle)) {
       try {
-        this.answer(request);
+        if (checkDue) void this.checkAgain();
+        this.answer(request, receivedAt);
       } catch (error) {
         this.refuse(error);
       } finally {
@@ -161,20 +199,20 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
       return;
     }
     this.queue = this.queue
-      .then(() => this.handle(request))
+      .then(() => this.handle(request, receivedAt))
       .catch((error: unknown) => this.refuse(error))
       .finally(() => this.pending--);
   }
 
-  private async handle(request: Request): Promise<void> {
+  private async handle(request: Request, receivedAt: number | undefined): Promise<void> {
     if (this.closed) return;
     if (!this.session) await this.open(request);
     else await this.checkAgain();
-    this.answer(request);
+    this.answer(request, receivedAt);
   }
 
   /** Takes a request of an open stream (its node must stay the same) and answers what it waits for. */
-  private answer(request: Request): void {
+  private answer(request: Request, receivedAt?: number): void {
     const session = this.session;
     if (this.closed || !session) return;
     const nodeId = request.node_id ?? '';
@@ -183,7 +221,7 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
         `stream was authenticated for ID ${session.node.id}. Received request is for node with ID ${nodeId}. Node ID cannot be changed after stream is initialized`,
       );
     }
-    if (!this.types.takeRequest(request)) return;
+    if (!this.types.takeRequest(request, receivedAt)) return;
     if (session.node.grpcClient && request.type_url === TYPE_URLS.listener) session.setGrpcListenerNames(this.types.namesOf(TYPE_URLS.listener));
     this.types.respond(session.snapshot);
   }
@@ -377,6 +415,10 @@ export class AdsServer {
   private readonly byProxy = new Map<string, Set<AnyStream>>();
   private readonly deregistrations = new Set<NodeJS.Timeout>();
   private shuttingDown = false;
+  /** ACKs waiting for the push being computed, in the order they came. */
+  private heldAcks: Array<() => void> = [];
+  private heldSince = 0;
+  private heldTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly options: AdsServerOptions) {
     // Token checks and insight writes wait for pushes to settle, half a status flush interval at
@@ -413,6 +455,29 @@ export class AdsServer {
     });
     call.on('close', over);
   }
+
+  /** Whether an ACK arriving now waits: a push is being computed, and the ACKs waiting have not waited their longest. */
+  acksWait(): boolean {
+    return this.queue.running && (this.heldAcks.length === 0 || performance.now() - this.heldSince < ACK_WAIT_MS);
+  }
+
+  /** Takes an ACK once the push in progress is computed (after its last responses have left), or after `ACK_WAIT_MS`. */
+  holdAck(take: () => void): void {
+    if (this.heldAcks.length === 0) {
+      this.heldSince = performance.now();
+      this.queue.afterRun(this.releaseAcks);
+      this.heldTimer = setTimeout(this.releaseAcks, ACK_WAIT_MS);
+      this.heldTimer.unref();
+    }
+    this.heldAcks.push(take);
+  }
+
+  private readonly releaseAcks = (): void => {
+    clearTimeout(this.heldTimer);
+    const held = this.heldAcks;
+    this.heldAcks = [];
+    for (const take of held) take();
+  };
 
   attach(stream: AnyStream): void {
     const key = proxyKeyText(RESOURCE_TYPE_OF[stream.node.proxyType], stream.node.mesh, stream.node.name);

@@ -54,8 +54,11 @@ export interface SentResources {
 
 /** What a stream keeps per resource type, in one variant of the protocol: state of the world here, incremental in src/delta-stream.ts. */
 export interface TypeStates<Request> {
-  /** Takes a request of the stream; false when it changes nothing (a stale one). */
-  takeRequest(request: Request): boolean;
+  /**
+   * Takes a request of the stream; false when it changes nothing (a stale one). `receivedAt`: when
+   * it arrived (ms), for one that waited before being taken; the delivery time is measured to it.
+   */
+  takeRequest(request: Request, receivedAt?: number): boolean;
   /** Sends what the snapshot holds that the proxy waits for and has not been sent. */
   respond(snapshot: Snapshot | undefined): void;
   /** The names the proxy asked for of a type, distinct and sorted (a gRPC client names its listeners). */
@@ -92,7 +95,7 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
    * Takes a request of the stream. Returns false for a stale one (answering a response that is no
    * longer the last), which changes nothing.
    */
-  takeRequest(request: DiscoveryRequest): boolean {
+  takeRequest(request: DiscoveryRequest, receivedAt?: number): boolean {
     const typeUrl = request.type_url ?? '';
     let state = this.types.get(typeUrl);
     if (!state) {
@@ -120,7 +123,7 @@ export class AdsTypeStates implements TypeStates<DiscoveryRequest> {
     if (nonce !== '') {
       const error = request.error_detail?.message ?? (request.error_detail ? `code ${request.error_detail.code ?? 0}` : undefined);
       const rejected = request.error_detail !== undefined && request.error_detail !== null;
-      const now = this.now().getTime();
+      const now = receivedAt ?? this.now().getTime();
       const deliveryMs = state.lastSentAt ? now - state.lastSentAt.getTime() : undefined;
       this.events.responseAnswered(typeUrl, rejected, request.version_info ?? '', error, deliveryMs);
       if (rejected) {

@@ -75,7 +75,7 @@ export class DeltaTypeStates implements TypeStates<DeltaDiscoveryRequest> {
    * Takes a request: the answer to the outstanding response of its type (a stale nonce answers
    * nothing), and changes of subscription, which count whatever the nonce.
    */
-  takeRequest(request: DeltaDiscoveryRequest): boolean {
+  takeRequest(request: DeltaDiscoveryRequest, receivedAt?: number): boolean {
     const typeUrl = request.type_url ?? '';
     let state = this.types.get(typeUrl);
     const subscribe = request.resource_names_subscribe ?? [];
@@ -101,7 +101,7 @@ export class DeltaTypeStates implements TypeStates<DeltaDiscoveryRequest> {
     if (nonce !== '' && outstanding?.nonce === nonce) {
       const rejected = request.error_detail !== undefined && request.error_detail !== null;
       const error = request.error_detail?.message ?? (rejected ? `code ${request.error_detail?.code ?? 0}` : undefined);
-      const deliveryMs = state.lastSentAt ? this.now().getTime() - state.lastSentAt.getTime() : undefined;
+      const deliveryMs = state.lastSentAt ? (receivedAt ?? this.now().getTime()) - state.lastSentAt.getTime() : undefined;
       this.events.responseAnswered(typeUrl, rejected, state.lastVersion ?? '', error, deliveryMs);
       state.outstanding = undefined;
       if (rejected) {

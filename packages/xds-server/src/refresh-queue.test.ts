@@ -84,6 +84,23 @@ describe('the refresh queue', () => {
     expect(releasedAt! - ranUntil!).toBeLessThan(200);
   });
 
+  it('calls back after the run in progress, at the turn after it, or at once when none runs', async () => {
+    const queue = new RefreshQueue(1000);
+    const order: string[] = [];
+    queue.afterRun(() => order.push('no run'));
+    expect(order).toEqual(['no run']);
+    queue.enqueue(() => sleep(60));
+    queue.enqueue(async () => {
+      order.push('last task');
+      setImmediate(() => order.push('last responses sent'));
+    });
+    queue.afterRun(() => order.push('after the run'));
+    expect(queue.running).toBe(true);
+    await sleep(150);
+    expect(queue.running).toBe(false);
+    expect(order).toEqual(['no run', 'last task', 'last responses sent', 'after the run']);
+  });
+
   it('lets work past its longest deferral go after what the run left for the next turn of the event loop (its last responses)', async () => {
     const queue = new RefreshQueue(50);
     const order: string[] = [];

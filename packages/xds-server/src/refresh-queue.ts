@@ -19,12 +19,14 @@ const SETTLE_MS = 250;
 
 export class RefreshQueue {
   private readonly tasks = new Set<() => Promise<void>>();
-  private running = false;
+  private runningNow = false;
   private ranUntil = -Infinity;
   private settleTimer: NodeJS.Timeout | undefined;
   private readonly idleWaiters = new Set<() => void>();
   /** Waiters whose longest deferral passed during a run: they go after it, never in the middle of a push. */
   private readonly overdueWaiters = new Set<() => void>();
+  /** Called once the run in progress has ended. */
+  private afterRunListeners: Array<() => void> = [];
 
   /**
    * `deferAtMostMs`: the longest that `whenIdle` waits. A push of thousands of proxies settles
@@ -35,7 +37,7 @@ export class RefreshQueue {
 
   /** Nothing waiting, running or just done: work that can wait (insight writes) goes now. */
   get idle(): boolean {
-    return !this.running && performance.now() - this.ranUntil >= SETTLE_MS;
+    return !this.runningNow && performance.now() - this.ranUntil >= SETTLE_MS;
   }
 
   /**
@@ -51,21 +53,35 @@ export class RefreshQueue {
         this.overdueWaiters.delete(release);
         resolve();
       };
-      const deadline = setTimeout(() => (this.running ? this.overdueWaiters.add(release) : release()), this.deferAtMostMs);
+      const deadline = setTimeout(() => (this.runningNow ? this.overdueWaiters.add(release) : release()), this.deferAtMostMs);
       deadline.unref();
       this.idleWaiters.add(release);
-      if (!this.running) this.releaseWhenSettled();
+      if (!this.runningNow) this.releaseWhenSettled();
     });
+  }
+
+  /** Whether recomputations are being run now (a push in progress). */
+  get running(): boolean {
+    return this.runningNow;
+  }
+
+  /**
+   * Calls `listener` once the run in progress has ended, at the next turn of the event loop (after
+   * the run's last responses have left); at once when none is running.
+   */
+  afterRun(listener: () => void): void {
+    if (!this.runningNow) return listener();
+    this.afterRunListeners.push(listener);
   }
 
   /** Runs `task` after those queued before it; a task already waiting is not queued twice. */
   enqueue(task: () => Promise<void>): void {
     this.tasks.add(task);
-    if (!this.running) void this.run();
+    if (!this.runningNow) void this.run();
   }
 
   private async run(): Promise<void> {
-    this.running = true;
+    this.runningNow = true;
     let sliceStart = performance.now();
     try {
       // A set visits what is added while it is iterated: tasks queued meanwhile run in this loop too.
@@ -78,17 +94,24 @@ export class RefreshQueue {
         }
       }
     } finally {
-      this.running = false;
+      this.runningNow = false;
       this.ranUntil = performance.now();
       // At the next turn of the event loop: the responses of the run's last proxies leave first.
       if (this.overdueWaiters.size > 0) setImmediate(() => this.releaseOverdue());
+      if (this.afterRunListeners.length > 0) {
+        const listeners = this.afterRunListeners;
+        this.afterRunListeners = [];
+        setImmediate(() => {
+          for (const listener of listeners) listener();
+        });
+      }
       if (this.idleWaiters.size > 0) this.releaseWhenSettled();
     }
   }
 
   /** Releases the waiters past their longest deferral, unless another run began meanwhile (it releases them when done). */
   private releaseOverdue(): void {
-    if (this.running) return;
+    if (this.runningNow) return;
     for (const release of [...this.overdueWaiters]) release();
   }
 
@@ -97,7 +120,7 @@ export class RefreshQueue {
     clearTimeout(this.settleTimer);
     this.settleTimer = setTimeout(() => {
       this.settleTimer = undefined;
-      if (this.running) return;
+      if (this.runningNow) return;
       if (!this.idle) return this.releaseWhenSettled();
       for (const release of [...this.idleWaiters]) release();
     }, Math.max(0, this.ranUntil + SETTLE_MS - performance.now()));

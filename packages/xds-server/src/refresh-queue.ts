@@ -19,7 +19,7 @@ const SETTLE_MS = 250;
 
 export class RefreshQueue {
   private readonly tasks = new Set<() => Promise<void>>();
-  private runningNow = false;
+  private inRun = false;
   private ranUntil = -Infinity;
   private settleTimer: NodeJS.Timeout | undefined;
   private readonly idleWaiters = new Set<() => void>();
@@ -37,7 +37,7 @@ export class RefreshQueue {
 
   /** Nothing waiting, running or just done: work that can wait (insight writes) goes now. */
   get idle(): boolean {
-    return !this.runningNow && performance.now() - this.ranUntil >= SETTLE_MS;
+    return !this.inRun && performance.now() - this.ranUntil >= SETTLE_MS;
   }
 
   /**
@@ -53,16 +53,16 @@ export class RefreshQueue {
         this.overdueWaiters.delete(release);
         resolve();
       };
-      const deadline = setTimeout(() => (this.runningNow ? this.overdueWaiters.add(release) : release()), this.deferAtMostMs);
+      const deadline = setTimeout(() => (this.inRun ? this.overdueWaiters.add(release) : release()), this.deferAtMostMs);
       deadline.unref();
       this.idleWaiters.add(release);
-      if (!this.runningNow) this.releaseWhenSettled();
+      if (!this.inRun) this.releaseWhenSettled();
     });
   }
 
   /** Whether recomputations are being run now (a push in progress). */
   get running(): boolean {
-    return this.runningNow;
+    return this.inRun;
   }
 
   /**
@@ -70,18 +70,18 @@ export class RefreshQueue {
    * the run's last responses have left); at once when none is running.
    */
   afterRun(listener: () => void): void {
-    if (!this.runningNow) return listener();
+    if (!this.inRun) return listener();
     this.afterRunListeners.push(listener);
   }
 
   /** Runs `task` after those queued before it; a task already waiting is not queued twice. */
   enqueue(task: () => Promise<void>): void {
     this.tasks.add(task);
-    if (!this.runningNow) void this.run();
+    if (!this.inRun) void this.run();
   }
 
   private async run(): Promise<void> {
-    this.runningNow = true;
+    this.inRun = true;
     let sliceStart = performance.now();
     try {
       // A set visits what is added while it is iterated: tasks queued meanwhile run in this loop too.
@@ -94,7 +94,7 @@ export class RefreshQueue {
         }
       }
     } finally {
-      this.runningNow = false;
+      this.inRun = false;
       this.ranUntil = performance.now();
       // At the next turn of the event loop: the responses of the run's last proxies leave first.
       if (this.overdueWaiters.size > 0) setImmediate(() => this.releaseOverdue());
@@ -111,7 +111,7 @@ export class RefreshQueue {
 
   /** Releases the waiters past their longest deferral, unless another run began meanwhile (it releases them when done). */
   private releaseOverdue(): void {
-    if (this.runningNow) return;
+    if (this.inRun) return;
     for (const release of [...this.overdueWaiters]) release();
   }
 
@@ -120,7 +120,7 @@ export class RefreshQueue {
     clearTimeout(this.settleTimer);
     this.settleTimer = setTimeout(() => {
       this.settleTimer = undefined;
-      if (this.runningNow) return;
+      if (this.inRun) return;
       if (!this.idle) return this.releaseWhenSettled();
       for (const release of [...this.idleWaiters]) release();
     }, Math.max(0, this.ranUntil + SETTLE_MS - performance.now()));

@@ -16,9 +16,10 @@ export type StreamVariant = 'sotw' | 'delta';
 
 /**
  * Events of a batch, each `[kind, stream id, a, b]`. `data`: a gRPC message, bytes `a` to `a + b`
- * of the batch's buffer. `open` (from the worker): a new stream, described by `notes[a]`. `end`: from the worker, the proxy ended its side; to it, end the stream with status
- * OK. `closed` (from the worker): the stream is over. `fail` (to the worker): end the stream with
- * the message `notes[a]` and gRPC status `b`.
+ * of the batch's buffer. `open` (from the worker): a new stream, described by `notes[a]`. `end`:
+ * from the worker, the proxy ended its side; to it, end the stream with status OK. `closed` (from
+ * the worker): the stream is over. `fail` (to the worker): end the stream with the message
+ * `notes[a]` and gRPC status `b`.
  */
 export const EVENT = { open: 0, data: 1, end: 2, closed: 3, fail: 4 } as const;
 

@@ -9,7 +9,7 @@ import { decodeSpec, getKind } from '@mesh/model';
 import type { ResourceStore } from '@mesh/store';
 import { z } from 'zod';
 import type { Authenticator } from './auth.js';
-import type { BootstrapCall, HttpAnswer } from './transport-protocol.js';
+import { type BootstrapCall, type HttpAnswer, PLAIN_TEXT } from './transport-protocol.js';
 import { FEATURE_DELTA_GRPC, METADATA, RESOURCE_TYPE_OF, type ProxyType } from './proxy-node.js';
 
 export interface BootstrapSettings {
@@ -275,11 +275,9 @@ function serviceTagsOf(resource: Record<string, unknown>): string[] {
   return services.filter((service): service is string => service !== undefined).sort();
 }
 
-const TEXT = 'text/plain; charset=utf-8';
-
 /** The answer to a `POST /bootstrap` (the transport read it: src/transport-worker.ts). */
 export async function answerBootstrap(generator: BootstrapGenerator, call: BootstrapCall, onError: (error: unknown) => void): Promise<HttpAnswer> {
-  const text = (status: number, body: string): HttpAnswer => ({ status, contentType: TEXT, body });
+  const text = (status: number, body: string): HttpAnswer => ({ status, contentType: PLAIN_TEXT, body });
   let json: unknown;
   try {
     json = JSON.parse(call.body);

@@ -96,21 +96,22 @@ export class RefreshQueue {
     } finally {
       this.inRun = false;
       this.ranUntil = performance.now();
-      // At the next turn of the event loop: the responses of the run's last proxies leave first.
-      if (this.overdueWaiters.size > 0) setImmediate(() => this.releaseOverdue());
-      if (this.afterRunListeners.length > 0) {
+      if (this.overdueWaiters.size > 0 || this.afterRunListeners.length > 0) {
         const listeners = this.afterRunListeners;
         this.afterRunListeners = [];
-        setImmediate(() => {
-          for (const listener of listeners) listener();
-        });
+        // At the next turn of the event loop: the responses of the run's last proxies leave first.
+        setImmediate(() => this.afterRunTurn(listeners));
       }
       if (this.idleWaiters.size > 0) this.releaseWhenSettled();
     }
   }
 
-  /** Releases the waiters past their longest deferral, unless another run began meanwhile (it releases them when done). */
-  private releaseOverdue(): void {
+  /**
+   * The turn after a run: its listeners are called, and the waiters past their longest deferral
+   * released unless another run began meanwhile (it releases them when done).
+   */
+  private afterRunTurn(listeners: ReadonlyArray<() => void>): void {
+    for (const listener of listeners) listener();
     if (this.inRun) return;
     for (const release of [...this.overdueWaiters]) release();
   }

@@ -37,6 +37,9 @@ export interface BootstrapCall {
   accept: string | undefined;
 }
 
+/** The content type of the port's plain-text answers (refusals of bootstrap requests). */
+export const PLAIN_TEXT = 'text/plain; charset=utf-8';
+
 export interface HttpAnswer {
   status: number;
   contentType: string;

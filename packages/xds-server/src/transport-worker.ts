@@ -14,6 +14,7 @@ import {
   type HttpAnswer,
   type OpenedStream,
   OutgoingBatch,
+  PLAIN_TEXT,
   type StreamVariant,
   type ToTransport,
   type TransportInit,
@@ -68,18 +69,16 @@ function answer(res: ServerResponse, { status, contentType, body }: HttpAnswer, 
   res.end(body);
 }
 
-const TEXT = 'text/plain; charset=utf-8';
-
 /** The HTTP/1.1 side of the port: `POST /bootstrap`, nothing else; the main thread answers it. */
 function bootstrapRequest(req: IncomingMessage, res: ServerResponse): void {
-  if ((req.url ?? '').split('?')[0] !== '/bootstrap') return answer(res, { status: 404, contentType: TEXT, body: '404: Page Not Found' });
-  if (req.method !== 'POST') return answer(res, { status: 405, contentType: TEXT, body: 'Method Not Allowed' }, { allow: 'POST' });
+  if ((req.url ?? '').split('?')[0] !== '/bootstrap') return answer(res, { status: 404, contentType: PLAIN_TEXT, body: '404: Page Not Found' });
+  if (req.method !== 'POST') return answer(res, { status: 405, contentType: PLAIN_TEXT, body: 'Method Not Allowed' }, { allow: 'POST' });
   const chunks: Buffer[] = [];
   let size = 0;
   req.on('data', (chunk: Buffer) => {
     size += chunk.length;
     if (size > MAX_BOOTSTRAP_BODY) {
-      if (!res.headersSent) answer(res, { status: 413, contentType: TEXT, body: 'Request Entity Too Large' });
+      if (!res.headersSent) answer(res, { status: 413, contentType: PLAIN_TEXT, body: 'Request Entity Too Large' });
       req.destroy();
       return;
     }

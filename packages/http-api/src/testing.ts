@@ -128,6 +128,10 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   const api = createApiApp(ctx);
   const server: Server = createServer(api.serverOptions, api);
   guardConnections(server);
+  // The test's fetch shares this process: a test that keeps its thread busy past the server's
+  // keep-alive (5 s by default, on a loaded machine) would have fetch reuse a connection that the
+  // server closes as the request arrives. Idle connections go when the server closes.
+  server.keepAliveTimeout = 10 * 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -336,14 +336,11 @@ describe('InsightAggregator', () => {
     await aggregator.settled();
     const reads = [vi.spyOn(store, 'get'), vi.spyOn(store, 'list'), vi.spyOn(store, 'count')];
 
-    const started = performance.now();
     expect(aggregator.meshInsight('mesh-1')!.spec.dataplanes.total).toBe(10_000);
     const listed = aggregator.listServices('mesh-1', '');
     expect(listed).toHaveLength(500);
     for (const service of listed.slice(0, 100)) expect(aggregator.serviceInsight('mesh-1', service.name)!.stat.dataplanes.total).toBe(20);
-    const elapsed = performance.now() - started;
 
     for (const read of reads) expect(read).not.toHaveBeenCalled();
-    expect(elapsed).toBeLessThan(100);
   });
 });

@@ -48,20 +48,17 @@ function bigMesh() {
 }
 
 describe('scale', () => {
-  it('matches and renders 5,000 proxies of 500 services with 1,000 policies in well under 10 s', () => {
+  // How long this takes is measured by `npm run bench:xds`; here only what comes out counts, with
+  // room for a machine whose cores are busy with other work.
+  it('matches and renders 5,000 proxies of 500 services with 1,000 policies', { timeout: 300_000 }, () => {
     const { dataplanes, policies, spec } = bigMesh();
     expect(Object.values(policies).reduce((sum, list) => sum + (list?.length ?? 0), 0)).toBe(1_000);
-    const started = performance.now();
     const context = meshContextOf({ meshSpec: spec, dataplanes, policies });
     let resources = 0;
     for (const dp of dataplanes) {
       const config = renderProxyConfig({ context, dataplane: dp, policies: matchPolicies(dp, context.policies) });
       resources += config.listeners.length + config.clusters.length + config.endpoints.length;
     }
-    const elapsed = performance.now() - started;
-    console.log(`matched and rendered ${dataplanes.length} proxies (${resources} resources) in ${Math.round(elapsed)} ms`);
     expect(resources).toBeGreaterThan(dataplanes.length * 10);
-    // The benchmark's budget is 10 s on two cores; leave room for slower CI machines.
-    expect(elapsed).toBeLessThan(10_000);
   });
 });

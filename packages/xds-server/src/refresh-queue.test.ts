@@ -1,8 +1,18 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RefreshQueue } from './refresh-queue.js';
 
+// The queue's time is the test's fake clock, so what it asserts holds however busy the machine is.
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
 describe('the refresh queue', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('runs each task once, in turn, and counts as busy until a while after the last', async () => {
     const queue = new RefreshQueue(5000);
     expect(queue.idle).toBe(true);
@@ -19,12 +29,13 @@ describe('the refresh queue', () => {
     expect(queue.idle).toBe(false);
     let idleAt: number | undefined;
     const idle = queue.whenIdle().then(() => (idleAt = performance.now()));
-    await sleep(30);
+    await elapse(30);
     expect(ran).toEqual(['a', 'b']);
     // Done, but the responses it wrote are still on their way: deferred work waits.
     const doneAt = performance.now();
     expect(queue.idle).toBe(false);
     expect(idleAt).toBeUndefined();
+    await elapse(300);
     await idle;
     expect(idleAt! - doneAt).toBeGreaterThan(150);
     expect(queue.idle).toBe(true);
@@ -37,11 +48,11 @@ describe('the refresh queue', () => {
     let released = false;
     void queue.whenIdle().then(() => (released = true));
     for (let round = 0; round < 4; round++) {
-      await sleep(100);
+      await elapse(100);
       queue.enqueue(() => sleep(5));
     }
     expect(released).toBe(false);
-    await sleep(400);
+    await elapse(400);
     expect(released).toBe(true);
   });
 
@@ -52,7 +63,7 @@ describe('the refresh queue', () => {
     let releasedAt: number | undefined;
     void queue.whenIdle().then(() => (releasedAt = performance.now()));
     for (let round = 0; round < 8; round++) {
-      await sleep(100);
+      await elapse(100);
       queue.enqueue(() => sleep(5));
     }
     expect(queue.idle).toBe(false);
@@ -60,8 +71,9 @@ describe('the refresh queue', () => {
     expect(releasedAt! - started).toBeGreaterThanOrEqual(290);
     // Work deferred later waits its own longest deferral, and nothing waits once the queue is idle.
     const later = queue.whenIdle();
+    await elapse(400);
     await later;
-    await sleep(300);
+    await elapse(300);
     expect(queue.idle).toBe(true);
     await expect(queue.whenIdle()).resolves.toBeUndefined();
   });
@@ -75,9 +87,9 @@ describe('the refresh queue', () => {
     });
     let releasedAt: number | undefined;
     void queue.whenIdle().then(() => (releasedAt = performance.now()));
-    await sleep(300);
+    await elapse(300);
     expect(releasedAt).toBeUndefined();
-    await sleep(400);
+    await elapse(400);
     expect(ranUntil).toBeDefined();
     expect(releasedAt).toBeGreaterThanOrEqual(ranUntil!);
     // Released as the run ended, not once the queue settled (250 ms later).
@@ -96,7 +108,7 @@ describe('the refresh queue', () => {
     });
     queue.afterRun(() => order.push('after the run'));
     expect(queue.running).toBe(true);
-    await sleep(150);
+    await elapse(150);
     expect(queue.running).toBe(false);
     expect(order).toEqual(['no run', 'last task', 'last responses sent', 'after the run']);
   });
@@ -110,7 +122,7 @@ describe('the refresh queue', () => {
       setImmediate(() => order.push('last responses sent'));
     });
     void queue.whenIdle().then(() => order.push('deferred work'));
-    await sleep(300);
+    await elapse(300);
     expect(order).toEqual(['last responses sent', 'deferred work']);
   });
 });

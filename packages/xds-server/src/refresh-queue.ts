@@ -1,7 +1,6 @@
 // Proxies' recomputations run one after another, yielding to I/O every slice of time: after a
 // change that reaches thousands of proxies, the responses already computed leave while the rest
 // are computed, instead of all waiting for the last one (docs/xds.md, Pushing changes).
-import { performance } from 'node:perf_hooks';
 
 /**
  * Work between two yields to I/O. A yield writes the responses computed so far and reads the ACKs

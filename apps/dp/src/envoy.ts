@@ -1,5 +1,6 @@
 // Envoy as a child process: found on PATH or at `--binary-path`, its version read from
 // `envoy --version`, started on the bootstrap file, stopped by the signals the runner receives.
+// Its log (stderr) comes through the runner, which reads it (envoy-log.ts).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -63,7 +64,7 @@ export function startEnvoy(options: EnvoyOptions): ChildProcess {
   const args = ['--config-path', options.configPath, '--drain-time-s', String(options.drainTimeSeconds), '--disable-hot-restart', '--log-level', options.logLevel];
   if (options.componentLogLevel) args.push('--component-log-level', options.componentLogLevel);
   if (options.concurrency > 0) args.push('--concurrency', String(options.concurrency));
-  return spawn(options.binary, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  return spawn(options.binary, args, { stdio: ['ignore', 'inherit', 'pipe'] });
 }
 
 /** Asks Envoy to fail its health checks, so callers move away before it stops (the drain). */

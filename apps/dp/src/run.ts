@@ -1,11 +1,14 @@
 // `mesh-dp run`: render the proxy resource, fetch the Envoy bootstrap for it from the control
 // plane (which registers the proxy when Envoy connects), write it, run Envoy, pass signals on
-// after a drain, and exit with Envoy's status. Nothing is restarted: a process manager does that.
+// after a drain, say when the control plane refuses Envoy's xDS stream, and exit with Envoy's
+// status. Nothing is restarted: a process manager does that.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BootstrapRequest, fetchBootstrap } from './bootstrap-client.js';
 import { envoyVersion, failHealthChecks, findEnvoy, startEnvoy } from './envoy.js';
+import { passOnLines, RefusalReporter } from './envoy-log.js';
+import { log } from './log.js';
 import { isProxyType, parseVars, readResource, renderTemplate } from './resource.js';
 import { VERSION } from './version.js';
 
@@ -36,9 +39,6 @@ export interface RunOptions {
 /** The bootstrap request's feature asking for incremental xDS (docs/xds.md, Incremental xDS). */
 const FEATURE_DELTA_GRPC = 'feature-delta-grpc';
 
-const log = (message: string, details: Record<string, unknown> = {}) =>
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', logger: 'mesh-dp', msg: message, ...details })}\n`);
-
 /** The proxy resource to register, with `--admin-port` put into it; undefined when none is given (it is stored already). */
 function proxyResource(options: RunOptions) {
   const template = options.dataplaneFile ? readFileSync(options.dataplaneFile === '-' ? 0 : options.dataplaneFile, 'utf8') : (options.dataplane ?? '');
@@ -61,12 +61,12 @@ export async function run(options: RunOptions): Promise<number> {
   if (!name) throw new Error('name of the proxy is required: pass --dataplane-file (or --dataplane), or --name and --mesh of a stored one');
   const caCert = options.caCertFile ? readFileSync(options.caCertFile, 'utf8') : '';
   if (options.cpAddress.startsWith('https:') && !caCert) {
-    log('[WARNING] The data plane proxy cannot verify the identity of the control plane because you are not setting the "--ca-cert-file" argument or setting the MESH_CONTROL_PLANE_CA_CERT_FILE environment variable.');
+    log('info', '[WARNING] The data plane proxy cannot verify the identity of the control plane because you are not setting the "--ca-cert-file" argument or setting the MESH_CONTROL_PLANE_CA_CERT_FILE environment variable.');
   }
   const token = (options.dataplaneToken ?? (options.dataplaneTokenFile ? readFileSync(options.dataplaneTokenFile, 'utf8') : '')).trim();
   const binary = findEnvoy(options.binaryPath);
   const envoy = await envoyVersion(binary);
-  log('fetched Envoy version', { version: envoy.version });
+  log('info', 'fetched Envoy version', { version: envoy.version });
 
   const ownDir = options.configDir ? undefined : mkdtempSync(join(tmpdir(), 'mesh-dp-'));
   const configDir = options.configDir ?? ownDir ?? '';
@@ -88,18 +88,18 @@ export async function run(options: RunOptions): Promise<number> {
       accessLogSocketPath: join(configDir, `mesh-al-${name}-${mesh}.sock`),
       metricsResources: { socketPath: join(configDir, `mesh-mh-${name}-${mesh}.sock`), certPath: '', keyPath: '' },
     };
-    log('generating bootstrap configuration');
+    log('info', 'generating bootstrap configuration');
     const bootstrap = await fetchBootstrap(request, {
       cpAddress: options.cpAddress,
       caCert,
       backoffMs: options.retryBackoffMs,
       maxDurationMs: options.retryMaxDurationMs,
-      log: (message) => log(message),
+      log,
     });
     const configPath = join(configDir, 'bootstrap.yaml');
     writeFileSync(configPath, bootstrap.bootstrap, { mode: 0o600 });
     const adminPort = adminPortOf(bootstrap.bootstrap);
-    log('bootstrap configuration saved to a file', { file: configPath, adminPort });
+    log('info', 'bootstrap configuration saved to a file', { file: configPath, adminPort });
     return await superviseEnvoy(
       startEnvoy({
         binary,
@@ -127,36 +127,54 @@ function adminPortOf(bootstrap: string): number | undefined {
 }
 
 /**
- * Waits for Envoy to exit. The first SIGTERM or SIGINT drains (Envoy fails its health checks for
- * `drainTime` seconds), then is passed on; a second one is passed on at once.
+ * Waits for Envoy to exit, passing its log on. The first SIGTERM, SIGINT or SIGHUP drains (Envoy
+ * fails its health checks for `drainTime` seconds), then is passed on; a second one is passed on
+ * at once and ends the drain. Once Envoy is gone nothing is left waiting, so the runner exits.
  */
 function superviseEnvoy(child: ReturnType<typeof startEnvoy>, adminPort: number | undefined, drainTime: number): Promise<number> {
-  log('starting Envoy', { pid: child.pid });
+  log('info', 'starting Envoy', { pid: child.pid });
+  const refusals = new RefusalReporter(log);
+  if (child.stderr) passOnLines(child.stderr, process.stderr, (line) => refusals.line(line));
   return new Promise((resolve, reject) => {
-    let stopping = false;
+    let state: 'running' | 'draining' | 'stopping' | 'exited' = 'running';
+    let drainTimer: NodeJS.Timeout | undefined;
+    const stop = (signal: NodeJS.Signals) => {
+      clearTimeout(drainTimer);
+      state = 'stopping';
+      log('info', 'stopping Envoy');
+      child.kill(signal);
+    };
     const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        child.kill(signal);
+      if (state !== 'running') {
+        log('info', 'caught a second exit signal, stopping Envoy without waiting for the drain', { signal });
+        stop(signal);
         return;
       }
-      stopping = true;
-      log('caught an exit signal, draining Envoy connections', { signal, drainTime });
-      const drained = adminPort !== undefined && drainTime > 0 ? failHealthChecks(adminPort).then(() => new Promise((done) => setTimeout(done, drainTime * 1000))) : Promise.resolve();
-      void drained.then(() => {
-        log('stopping Envoy');
-        child.kill(signal);
+      log('info', 'caught an exit signal, draining Envoy connections', { signal, drainTime });
+      if (adminPort === undefined || drainTime <= 0) {
+        stop(signal);
+        return;
+      }
+      state = 'draining';
+      void failHealthChecks(adminPort).then(() => {
+        if (state === 'draining') drainTimer = setTimeout(() => stop(signal), drainTime * 1000);
       });
     };
     const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
     for (const signal of signals) process.on(signal, onSignal);
-    child.once('error', (error) => {
+    const finish = () => {
+      state = 'exited';
+      clearTimeout(drainTimer);
       for (const signal of signals) process.off(signal, onSignal);
+    };
+    child.once('error', (error) => {
+      finish();
       reject(new Error(`could not start Envoy: ${error.message}`));
     });
     child.once('exit', (code, signal) => {
-      for (const s of signals) process.off(s, onSignal);
+      finish();
       const status = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
-      log('Envoy terminated', { code, signal });
+      log('info', 'Envoy terminated', { code, signal });
       resolve(status);
     });
   });

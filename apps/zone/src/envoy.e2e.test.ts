@@ -138,8 +138,13 @@ describe.skipIf(!envoy)('real Envoy proxies configured by the control plane', ()
     expect(stats).toMatch(/rbac\.denied: [1-9]/);
   });
 
-  it('stops mesh-dp with the control plane refusal when the proxy cannot be registered', async () => {
-    const proxy = await startProxy(BACKEND_DATAPLANE.replace('mesh: default', 'mesh: nowhere'), { name: 'lost-1', port: String(await freePort()), appPort: '1', version: 'v1' });
+  it('stops mesh-dp with the control plane refusal when the proxy cannot be registered before its retries are over', async () => {
+    const proxy = await startProxy(BACKEND_DATAPLANE.replace('mesh: default', 'mesh: nowhere'), { name: 'lost-1', port: String(await freePort()), appPort: '1', version: 'v1' }, [
+      '--cp-retry-backoff',
+      '1s',
+      '--cp-retry-max-duration',
+      '2s',
+    ]);
     expect(await proxy.exited).toBe(1);
     expect(proxy.output()).toContain('Error: Failed to generate Envoy bootstrap config. mesh: mesh "nowhere" does not exist');
   });

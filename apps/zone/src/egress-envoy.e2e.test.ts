@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callThroughTimes, clientDataplane, type DataplaneProcess, eventually, requireEnvoy, startApp, startDataplane, startMeshDataplane } from './testing/envoy.js';
+import { callThroughTimes, clientDataplane, type DataplaneProcess, eventually, requireEnvoy, sentAndHeld, startApp, startDataplane, startMeshDataplane } from './testing/envoy.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 const envoy = requireEnvoy('egress-envoy.e2e');
@@ -81,6 +81,21 @@ describe.skipIf(!envoy)('zone egress on real Envoy proxies', () => {
     // The egress terminated mesh mTLS: its HTTP connection manager for the external service counted the requests.
     expect(await adminGet(proxies[0]!, '/stats?filter=http.ext.downstream_rq_total')).toMatch(/http\.ext\.downstream_rq_total: [1-9]/);
   }, 120_000);
+
+  it("shows in the control plane's dumps of the egress and the sidecar what their Envoys received, and the egress's live stats", async () => {
+    for (const [proxy, path] of [
+      [proxies[0]!, '/zoneegresses/egress-1/xds'],
+      [proxies[1]!, '/meshes/default/dataplanes/web-1/xds'],
+    ] as const) {
+      const { sent, held } = await eventually(() => sentAndHeld(cp, path, proxy), (both) => JSON.stringify(both.sent) === JSON.stringify(both.held), `the dump of ${proxy.name} to show what it holds`);
+      expect(sent).toEqual(held);
+      // Under mesh mTLS both hold certificates sent over SDS.
+      expect(sent.secrets.length, proxy.name).toBeGreaterThan(0);
+    }
+    const stats = await fetch(`${cp.url}/zoneegresses/egress-1/stats?filter=http.ext.downstream_rq_total`);
+    expect(stats.status).toBe(200);
+    expect(await stats.text()).toMatch(/http\.ext\.downstream_rq_total: [1-9]/);
+  });
 
   it('denies and allows as the MeshTrafficPermission selecting the external service says', async () => {
     await api('PUT', '/meshes/default/meshtrafficpermissions/ext-clients', permission('Deny'));

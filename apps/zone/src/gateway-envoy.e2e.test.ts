@@ -5,7 +5,7 @@
 // configure its routes, clusters and listeners (docs/xds.md, Builtin gateways; docs/policies.md).
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND_DATAPLANE, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
+import { BACKEND_DATAPLANE, type DataplaneProcess, eventually, requireEnvoy, sentAndHeld, startApp, startMeshDataplane } from './testing/envoy.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 const envoy = requireEnvoy('gateway-envoy.e2e');
@@ -124,6 +124,22 @@ describe.skipIf(!envoy)('builtin gateways on real Envoy proxies', () => {
   it('proxies TCP to the TCP route backend', async () => {
     expect(await eventually(() => viaGateway(tcpPort, '/'), (answer) => answer === 'backend v2', 'the TCP listener')).toBe('backend v2');
     for (const proxy of proxies) expect(await rejectedUpdates(proxy), proxy.name).toEqual([]);
+  });
+
+  it("shows in the control plane's dump of the gateway the route configurations its Envoy received, and its live stats", async () => {
+    const edgeProxy = proxies.at(-1) as DataplaneProcess;
+    const { sent, held } = await eventually(
+      () => sentAndHeld(cp, '/meshes/default/dataplanes/edge-1/xds', edgeProxy),
+      (both) => JSON.stringify(both.sent) === JSON.stringify(both.held),
+      "the control plane's dump to show what the gateway holds",
+    );
+    expect(sent).toEqual(held);
+    // Envoy received the HTTP listeners' route configurations over RDS: they are in the dump, with their virtual hosts.
+    expect(sent.routes.map((route) => route.name)).toEqual(expect.arrayContaining([`edge:HTTP:${httpPort}`, `edge:HTTP:${emptyPort}`]));
+    expect(sent.routes.find((route) => route.name === `edge:HTTP:${httpPort}`)?.virtualHosts).toEqual([{ name: '*', domains: ['*'] }]);
+    const stats = await fetch(`${cp.url}/meshes/default/dataplanes/edge-1/stats?filter=rds.edge`);
+    expect(stats.status).toBe(200);
+    expect(await stats.text()).toMatch(/update_success: [1-9]/);
   });
 
   it('applies the targetRef policies selecting the gateway, with no update rejected', async () => {

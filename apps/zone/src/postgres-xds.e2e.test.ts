@@ -87,11 +87,20 @@ describe.skipIf(!available)('a proxy of zone control planes on one PostgreSQL', 
     const first = new AdsClient({ address: `127.0.0.1:${doomed.env.MESH_DP_SERVER_PORT}`, nodeId: 'default.web-1', token });
     clients.push(first);
     const before = summary(await subscribe(first));
-    await eventually(
-      async () => (await (await api(survivor, 'GET', '/meshes/default/dataplanes+insights/web-1')).json()) as { dataplaneInsight?: { subscriptions?: unknown[] } },
+    const firstOverview = await eventually(
+      async () => (await (await api(survivor, 'GET', '/meshes/default/dataplanes+insights/web-1')).json()) as { dataplaneInsight?: { subscriptions?: Array<{ controlPlaneInstanceId: string }> } },
       (overview) => (overview.dataplaneInsight?.subscriptions ?? []).length === 1,
       'the first subscription in the insight',
     );
+    // The other instance does not reach the proxy's admin API: it says which instance does.
+    const stats = await api(survivor, 'GET', '/meshes/default/dataplanes/web-1/stats');
+    expect({ status: stats.status, body: await stats.json() }).toMatchObject({
+      status: 503,
+      body: {
+        title: 'Could not execute admin operation',
+        detail: `the proxy is connected to another instance of the control plane (${firstOverview.dataplaneInsight!.subscriptions![0]!.controlPlaneInstanceId}); its admin API is reached only through that instance`,
+      },
+    });
 
     await doomed.stop('SIGKILL');
     expect(await first.ended()).toMatchObject({ code: 14 });

@@ -2,6 +2,8 @@
 // subscribes, ACKs and NACKs as Envoy does; pushes follow store changes and reach only the proxies
 // they concern; tokens are checked; insights follow the streams; `POST /bootstrap` answers as the
 // reference's runner expects.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdsClient, DeltaAdsClient, type DeltaDiscoveryResponse, type DiscoveryResponse, resourceNames, TYPE } from './testing/ads-client.js';
 import { freePort, startControlPlane } from './testing/process.js';
@@ -134,6 +136,42 @@ describe('ADS state of the world', () => {
     expect((await api('GET', '/meshes/default/dataplanes+insights/web-1')).json).toMatchObject({ dataplaneInsight: { subscriptions: [expect.anything()] } });
   });
 
+  it("dates each section of `/xds` by when its own type was last sent: a push of endpoints leaves the listeners' time", async () => {
+    await putDataplane(sidecar('dated-1', '10.0.0.50', 'dated', ['backend']));
+    const client = connect('default.dated-1', await tokenFor('dated-1'));
+    await subscribe(client);
+    type Section = 'bootstrap' | 'clusters' | 'endpoints' | 'listeners';
+    const sectionOf: Record<Section, string> = { bootstrap: 'BootstrapConfigDump', clusters: 'ClustersConfigDump', endpoints: 'EndpointsConfigDump', listeners: 'ListenersConfigDump' };
+    /** The times of each section's entries, and the endpoints' version. */
+    const dated = async () => {
+      const configs = (await api('GET', '/meshes/default/dataplanes/dated-1/xds')).json.configs as Array<Record<string, any>>;
+      const section = (name: Section) => configs.find((config) => config['@type'].endsWith(`.${sectionOf[name]}`))!;
+      const entries = {
+        bootstrap: [section('bootstrap')],
+        clusters: section('clusters').dynamicActiveClusters,
+        endpoints: section('endpoints').dynamicEndpointConfigs,
+        listeners: section('listeners').dynamicListeners.map((listener: Record<string, any>) => listener.activeState),
+      } as Record<Section, Array<Record<string, any>>>;
+      const times = Object.fromEntries(Object.entries(entries).map(([name, list]) => [name, [...new Set(list.map((entry) => entry.lastUpdated))]])) as Record<Section, string[]>;
+      return { times, endpointsVersion: entries.endpoints[0]?.versionInfo as string };
+    };
+    const before = await eventually(dated, (value) => value.times.endpoints.length === 1, 'the first dump');
+    for (const section of Object.keys(sectionOf) as Section[]) expect(before.times[section], section).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT/)]);
+
+    // A new backend instance: only endpoints are pushed to dated-1.
+    await putDataplane(sidecar('backend-dated', '10.0.0.51', 'backend'));
+    const pushed = await client.next(TYPE.endpoints, 2);
+    client.answer(pushed, { resourceNames: ['backend'] });
+    const after = await eventually(dated, (value) => value.endpointsVersion === pushed.version_info, 'the dump to show the pushed endpoints');
+    expect(client.of(TYPE.listener)).toHaveLength(1);
+    expect(client.of(TYPE.cluster)).toHaveLength(1);
+    expect(after.times.listeners).toEqual(before.times.listeners);
+    expect(after.times.clusters).toEqual(before.times.clusters);
+    expect(after.times.bootstrap).toEqual(before.times.bootstrap);
+    expect(Date.parse(after.times.endpoints[0]!)).toBeGreaterThanOrEqual(Date.parse(before.times.listeners[0]!));
+    expect((await api('DELETE', '/meshes/default/dataplanes/backend-dated')).status).toBe(200);
+  });
+
   it('records a NACK, keeps the rejected version from coming back, and sends the next change', async () => {
     const backend = connect('default.backend-1', await tokenFor('backend-1'));
     const { listeners } = await subscribe(backend);
@@ -213,17 +251,64 @@ describe('ADS state of the world', () => {
 });
 
 describe('live views of proxies', () => {
-  it('answers 404 for an unknown proxy and 503 with the reason when its admin API cannot be reached', async () => {
+  /** A local HTTP server that is not a proxy's admin API: what it answers must never come back through the control plane. */
+  async function bystander(answer: (req: IncomingMessage, res: ServerResponse) => void) {
+    const requests: string[] = [];
+    const server = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      req.resume();
+      answer(req, res);
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    clients.push({ close: () => server.close() });
+    return { port, requests };
+  }
+  const secret = `secret-${randomUUID()}`;
+  const answerSecret = (status: number) => (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'text/plain' });
+    res.end(secret);
+  };
+  const withAdminPort = (name: string, address: string, service: string, port: number) => {
+    const body = sidecar(name, address, service);
+    return { ...body, networking: { ...body.networking, admin: { port } } } as ReturnType<typeof sidecar>;
+  };
+
+  it('answers 404 for an unknown proxy, and 503 for one not connected here without reaching the admin port its resource names', async () => {
     expect((await api('GET', '/meshes/default/dataplanes/nobody/stats')).json).toMatchObject({ status: 404, title: 'Could not get dataplane resource' });
-    const remote = await api('GET', '/meshes/default/dataplanes/other-1/stats');
-    expect(remote.status).toBe(503);
-    expect(remote.json).toMatchObject({ type: '/std-errors', status: 503, title: 'Could not execute admin operation' });
-    const adminPort = await freePort();
-    await putDataplane({ ...sidecar('lonely-1', '127.0.0.1', 'lonely'), networking: { ...sidecar('lonely-1', '127.0.0.1', 'lonely').networking, admin: { port: adminPort } } } as ReturnType<typeof sidecar>);
-    const away = await api('GET', '/meshes/default/dataplanes/lonely-1/clusters');
-    expect(away.status).toBe(503);
-    expect(away.json.detail).toContain(`did not answer on its admin API at 127.0.0.1:${adminPort}`);
     expect((await api('GET', '/zoneegresses/nobody/stats')).json).toMatchObject({ status: 404, title: 'Could not get zone egress resource' });
+    const local = await bystander(answerSecret(200));
+    await putDataplane(withAdminPort('lonely-1', '127.0.0.1', 'lonely', local.port));
+    for (const operation of ['stats', 'clusters']) {
+      const res = await api('GET', `/meshes/default/dataplanes/lonely-1/${operation}`);
+      expect(res.status).toBe(503);
+      expect(res.json).toMatchObject({ type: '/std-errors', status: 503, title: 'Could not execute admin operation', detail: 'the proxy is not connected to this control plane' });
+      expect(res.text).not.toContain(secret);
+    }
+    expect(local.requests).toEqual([]);
+  });
+
+  it('reaches a connected proxy at the admin port it announced when it connected, and passes on nothing of a failed answer', async () => {
+    const named = await bystander(answerSecret(200));
+    const announced = await bystander((req, res) => {
+      const ok = req.url?.startsWith('/stats');
+      res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain' });
+      res.end(ok ? 'cluster_manager.cds.update_rejected: 0' : secret);
+    });
+    // The resource names one port, the proxy announces another: only the announced one is asked.
+    await putDataplane(withAdminPort('admin-1', '10.0.0.60', 'admin', named.port));
+    const client = connect('default.admin-1', await tokenFor('admin-1'), { 'dataplane.admin.port': String(announced.port), 'dataplane.admin.address': '127.0.0.1' });
+    await subscribe(client);
+    const stats = await api('GET', '/meshes/default/dataplanes/admin-1/stats?filter=update_rejected');
+    expect({ status: stats.status, text: stats.text }).toEqual({ status: 200, text: 'cluster_manager.cds.update_rejected: 0' });
+    const clusters = await api('GET', '/meshes/default/dataplanes/admin-1/clusters');
+    expect(clusters.status).toBe(503);
+    expect(clusters.json.detail).toBe(`the proxy did not answer on its admin API at 127.0.0.1:${announced.port}`);
+    expect(clusters.text).not.toContain(secret);
+    expect(announced.requests).toEqual(['/stats?filter=update_rejected', '/clusters']);
+    expect(named.requests).toEqual([]);
+    // A proxy that announced no admin port (other-1 connected above) is not reached at all.
+    expect((await api('GET', '/meshes/default/dataplanes/other-1/stats')).json).toMatchObject({ status: 503, detail: 'the proxy did not announce an admin port when it connected' });
   });
 });
 
@@ -330,6 +415,46 @@ describe('POST /bootstrap', () => {
     expect(JSON.parse(Buffer.from(((await delta.json()) as { bootstrap: string }).bootstrap, 'base64').toString('utf8')).dynamicResources.adsConfig.apiType).toBe('DELTA_GRPC');
   });
 
+  it("takes the reference runner's `version.kumaDp` as the runner's version, shown under `meshDp` in the insight", async () => {
+    await putDataplane(sidecar('ref-dp-1', '10.0.0.70', 'refdp'));
+    const token = await tokenFor('ref-dp-1');
+    // The request as the reference's runner (2.5) sends it.
+    const res = await bootstrap({
+      mesh: 'default',
+      name: 'ref-dp-1',
+      proxyType: 'dataplane',
+      dataplaneToken: token,
+      version: {
+        kumaDp: { version: '2.5.0', gitTag: '2.5.0', gitCommit: '0a1b2c3d4e5f60718293a4b5c6d7e8f901234567', buildDate: '2023-11-20T10:00:00Z' },
+        envoy: { version: '1.28.0', build: 'd8b1d4e0/1.28.0/Clean/RELEASE/BoringSSL', kumaDpCompatible: true },
+      },
+      caCert: '',
+      dynamicMetadata: {},
+      operatingSystem: 'linux',
+      features: ['feature-tcp-accesslog-via-named-pipe'],
+      resources: { maxHeapSizeBytes: 0 },
+      accessLogSocketPath: '/tmp/kuma-al-ref-dp-1-default.sock',
+      metricsResources: { socketPath: '/tmp/kuma-mh-ref-dp-1-default.sock', certPath: '', keyPath: '' },
+    });
+    expect(res.status).toBe(200);
+    const node = JSON.parse(Buffer.from(((await res.json()) as { bootstrap: string }).bootstrap, 'base64').toString('utf8')).node;
+    const version = {
+      meshDp: { version: '2.5.0', gitTag: '2.5.0', gitCommit: '0a1b2c3d4e5f60718293a4b5c6d7e8f901234567', buildDate: '2023-11-20T10:00:00Z' },
+      envoy: { version: '1.28.0', build: 'd8b1d4e0/1.28.0/Clean/RELEASE/BoringSSL', meshDpCompatible: true },
+    };
+    expect(node.metadata.version).toEqual(version);
+    // Envoy connects with the node of its bootstrap.
+    await subscribe(connect(node.id, token, node.metadata));
+    const insight = await eventually(() => insightOf('ref-dp-1'), (value) => value?.dataplaneInsight?.subscriptions?.at(-1)?.version !== undefined, 'the insight of ref-dp-1');
+    expect(insight?.dataplaneInsight?.subscriptions?.at(-1)?.version).toEqual(version);
+
+    // A node whose own metadata names the runner's version `kumaDp` (a bootstrap made for the reference) is read the same way.
+    await putDataplane(sidecar('ref-dp-2', '10.0.0.71', 'refdp'));
+    await subscribe(connect('default.ref-dp-2', await tokenFor('ref-dp-2'), { version: { kumaDp: { version: '2.5.0' }, envoy: { version: '1.28.0', kumaDpCompatible: true } } }));
+    const second = await eventually(() => insightOf('ref-dp-2'), (value) => value?.dataplaneInsight?.subscriptions?.at(-1)?.version !== undefined, 'the insight of ref-dp-2');
+    expect(second?.dataplaneInsight?.subscriptions?.at(-1)?.version).toEqual({ meshDp: { version: '2.5.0' }, envoy: { version: '1.28.0', meshDpCompatible: true } });
+  });
+
   it('refuses a request without a token, an invalid resource, an unknown proxy and malformed fields, as the reference does', async () => {
     const missing = await bootstrap({ mesh: 'default', name: 'web-1' });
     expect(missing.status).toBe(422);
@@ -375,6 +500,12 @@ describe('zone proxies', () => {
     expect(clusters.resources.find((cluster) => cluster.name === 'mesh:envoy:admin')).toMatchObject({
       load_assignment: { endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { port_value: 9902 } } } }] }] },
     });
+    // Its `/xds` shows what it received.
+    const dump = (await api('GET', '/zoneingresses/ingress-1/xds')).json.configs as Array<Record<string, any>>;
+    const dumped = (type: string) => dump.find((config) => config['@type'].endsWith(`.${type}`))!;
+    expect(dumped('ListenersConfigDump').dynamicListeners.map((listener: Record<string, any>) => listener.name)).toEqual(resourceNames(listeners));
+    expect(dumped('ClustersConfigDump').dynamicActiveClusters.map((entry: Record<string, any>) => entry.cluster.name).sort()).toEqual(resourceNames(clusters).sort());
+    expect(dumped('ListenersConfigDump').versionInfo).toBe(listeners.version_info);
     const overview = await eventually(
       () => api('GET', '/zoneingresses+insights/ingress-1'),
       (res) => res.json?.zoneIngressInsight?.subscriptions?.length === 1,

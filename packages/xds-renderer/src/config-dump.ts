@@ -10,11 +10,17 @@ export interface ConfigDump {
   readonly configs: TypedObject[];
 }
 
-/** Version info of each xDS type as last sent, when the resources changed, and what the proxy reported. */
+/** The sections of a dump holding resources sent over xDS, one per resource type. */
+export type ConfigDumpSection = 'listeners' | 'clusters' | 'endpoints' | 'routes' | 'secrets';
+
+/** Version info of each xDS type as last sent, when each was sent, and what the proxy reported. */
 export interface ConfigDumpOptions {
-  readonly versions?: { readonly listeners?: string; readonly clusters?: string; readonly endpoints?: string; readonly routes?: string; readonly secrets?: string };
-  /** RFC 3339; absent leaves `lastUpdated` out. */
-  readonly lastUpdated?: string;
+  readonly versions?: Readonly<Partial<Record<ConfigDumpSection, string>>>;
+  /**
+   * RFC 3339, per section: when the resources of its type were last sent, and for the bootstrap
+   * when the proxy reported its node; a section without one leaves `lastUpdated` out.
+   */
+  readonly lastUpdated?: Readonly<Partial<Record<ConfigDumpSection | 'bootstrap', string>>>;
   /** The node metadata of the proxy's last xDS request; non-string values are kept as JSON text. */
   readonly nodeMetadata?: Readonly<Record<string, unknown>>;
   /** Envoy's admin port, reported as `dataplane.admin.port` unless the node metadata has it. */
@@ -56,36 +62,37 @@ const isInlineData = (field: unknown): boolean =>
 
 function renderDump(node: JsonObject, config: ProxyConfig, options: ConfigDumpOptions): ConfigDump {
   const versions = options.versions ?? {};
-  const updated = options.lastUpdated === undefined ? {} : { lastUpdated: options.lastUpdated };
-  const versionOf = (version: string | undefined): JsonObject => (version ? { versionInfo: version } : {});
+  const times = options.lastUpdated ?? {};
+  const updated = (section: ConfigDumpSection | 'bootstrap'): JsonObject => (times[section] === undefined ? {} : { lastUpdated: times[section] });
+  const versionOf = (section: ConfigDumpSection): JsonObject => (versions[section] ? { versionInfo: versions[section] } : {});
   return {
     configs: [
-      { '@type': TYPE.bootstrapDump, bootstrap: { node }, ...updated },
+      { '@type': TYPE.bootstrapDump, bootstrap: { node }, ...updated('bootstrap') },
       {
         '@type': TYPE.clustersDump,
-        ...versionOf(versions.clusters),
-        dynamicActiveClusters: config.clusters.map((cluster) => ({ ...versionOf(versions.clusters), cluster: redactSensitive(cluster), ...updated })),
+        ...versionOf('clusters'),
+        dynamicActiveClusters: config.clusters.map((cluster) => ({ ...versionOf('clusters'), cluster: redactSensitive(cluster), ...updated('clusters') })),
       },
       {
         '@type': TYPE.endpointsDump,
-        dynamicEndpointConfigs: config.endpoints.map((endpointConfig) => ({ ...versionOf(versions.endpoints), endpointConfig, ...updated })),
+        dynamicEndpointConfigs: config.endpoints.map((endpointConfig) => ({ ...versionOf('endpoints'), endpointConfig, ...updated('endpoints') })),
       },
       {
         '@type': TYPE.listenersDump,
-        ...versionOf(versions.listeners),
+        ...versionOf('listeners'),
         dynamicListeners: config.listeners.map((listener) => ({
           name: listener.name,
-          activeState: { ...versionOf(versions.listeners), listener: redactSensitive(listener), ...updated },
+          activeState: { ...versionOf('listeners'), listener: redactSensitive(listener), ...updated('listeners') },
         })),
       },
-      // Generated route configurations are inline in the listeners; only a ProxyTemplate's raw ones stand alone.
+      // Route configurations sent over RDS: a builtin gateway's listeners name theirs, a ProxyTemplate may add raw ones; a sidecar's are inline in its listeners.
       {
         '@type': TYPE.routesDump,
-        ...(config.routes.length > 0 ? { dynamicRouteConfigs: config.routes.map((routeConfig) => ({ ...versionOf(versions.routes), routeConfig, ...updated })) } : {}),
+        ...(config.routes.length > 0 ? { dynamicRouteConfigs: config.routes.map((routeConfig) => ({ ...versionOf('routes'), routeConfig, ...updated('routes') })) } : {}),
       },
       {
         '@type': TYPE.secretsDump,
-        dynamicActiveSecrets: config.secrets.map((secret) => ({ name: secret.name, ...versionOf(versions.secrets), secret: redactSensitive(secret), ...updated })),
+        dynamicActiveSecrets: config.secrets.map((secret) => ({ name: secret.name, ...versionOf('secrets'), secret: redactSensitive(secret), ...updated('secrets') })),
       },
     ],
   };

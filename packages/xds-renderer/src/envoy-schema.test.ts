@@ -27,7 +27,7 @@ describe('rendered resources decode with the real Envoy message definitions', ()
         for (const dataplane of [topology.web1, topology.backend1, topology.transparent]) {
           const config = renderProxyConfig({ context: topology.context, dataplane, metadata: topology.metadata });
           expectAccepted(allResources(config));
-          expectAccepted(renderDataplaneConfigDump(dataplane, config, { versions: { listeners: 'v1', clusters: 'v1' }, lastUpdated: '2023-11-20T10:00:00.000Z', nodeMetadata: { version: { envoy: { version: '1.28.0' } } } }).configs);
+          expectAccepted(renderDataplaneConfigDump(dataplane, config, { versions: { listeners: 'v1', clusters: 'v1' }, lastUpdated: { bootstrap: '2023-11-20T09:59:00.000Z', listeners: '2023-11-20T10:00:00.000Z', clusters: '2023-11-20T10:00:00.000Z' }, nodeMetadata: { version: { envoy: { version: '1.28.0' } } } }).configs);
         }
       });
     }

@@ -17,6 +17,7 @@ export { renderZoneEgressConfig, renderZoneIngressConfig, type ZoneProxyMetadata
 export {
   type ConfigDump,
   type ConfigDumpOptions,
+  type ConfigDumpSection,
   renderDataplaneConfigDump,
   renderZoneEgressConfigDump,
   renderZoneIngressConfigDump,

@@ -55,6 +55,8 @@ export interface ConnectedProxy {
   readonly snapshot: Snapshot | undefined;
   readonly sent: ReadonlyMap<string, SentResources>;
   readonly connectedAt: Date;
+  /** The address the stream comes from (no port); empty when unknown. */
+  readonly peerAddress: string;
 }
 
 /** Requests of one stream waiting their turn at most. */
@@ -149,6 +151,10 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
 
   get sent(): ReadonlyMap<string, SentResources> {
     return this.types.sent();
+  }
+
+  get peerAddress(): string {
+    return this.call.peerAddress;
   }
 
   take(request: Request): void {

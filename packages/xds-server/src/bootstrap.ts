@@ -10,7 +10,7 @@ import type { ResourceStore } from '@mesh/store';
 import { z } from 'zod';
 import type { Authenticator } from './auth.js';
 import { type BootstrapCall, type HttpAnswer, PLAIN_TEXT } from './transport-protocol.js';
-import { FEATURE_DELTA_GRPC, METADATA, RESOURCE_TYPE_OF, type ProxyType } from './proxy-node.js';
+import { FEATURE_DELTA_GRPC, METADATA, proxyVersion, RESOURCE_TYPE_OF, type ProxyType } from './proxy-node.js';
 
 export interface BootstrapSettings {
   /** `bootstrapServer.params.*`. */
@@ -43,7 +43,10 @@ const BootstrapRequestSchema = z.object({
   dataplaneToken: text.optional(),
   dataplaneTokenPath: text.optional(),
   dataplaneResource: text.optional(),
-  version: z.object({ meshDp: z.record(z.string(), z.unknown()).optional(), envoy: z.record(z.string(), z.unknown()).optional() }).optional(),
+  // The reference's runner names its own version `kumaDp`: taken as `meshDp`.
+  version: z
+    .object({ meshDp: z.record(z.string(), z.unknown()).optional(), kumaDp: z.record(z.string(), z.unknown()).optional(), envoy: z.record(z.string(), z.unknown()).optional() })
+    .optional(),
   caCert: text.optional(),
   dynamicMetadata: z.record(z.string(), z.string()).optional(),
   dnsPort: port.optional(),
@@ -132,8 +135,9 @@ export class BootstrapGenerator {
     const nodeId = dataplane ? `${mesh}.${name}` : `.${name}`;
     const accessLogSocketPath = request.accessLogSocketPath || `${SOCKET_DIR}/mesh-al-${name}-${mesh}.sock`;
     const metricsSocketPath = request.metricsResources?.socketPath || `${SOCKET_DIR}/mesh-mh-${name}-${mesh}.sock`;
+    const version = proxyVersion(request.version);
     const metadata: Record<string, unknown> = {
-      [METADATA.version]: { meshDp: request.version?.meshDp ?? {}, envoy: request.version?.envoy ?? {} },
+      [METADATA.version]: { meshDp: version.meshDp ?? {}, envoy: version.envoy ?? {} },
       [METADATA.features]: request.features ?? [],
       [METADATA.accessLogSocketPath]: accessLogSocketPath,
       [METADATA.metricsSocketPath]: metricsSocketPath,

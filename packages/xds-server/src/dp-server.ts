@@ -6,14 +6,15 @@ import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { ResourceStore } from '@mesh/store';
 import type { TokenService } from '@mesh/tokens';
-import type { ConfigDump, ProxyConfig } from '@mesh/xds-renderer';
+import type { ConfigDump, ConfigDumpSection, ProxyConfig } from '@mesh/xds-renderer';
 import { AdsServer, type ConnectedProxy, type Logger } from './ads-server.js';
+import type { SentResources } from './ads-stream.js';
 import { Authenticator, type AuthnType } from './auth.js';
 import { answerBootstrap, BootstrapGenerator, type BootstrapSettings } from './bootstrap.js';
 import { envoyRoot } from './envoy-protos.js';
-import { AdminUnavailable, fetchAdmin, isLoopback } from './envoy-admin.js';
-import { InsightWriter, SubscriptionFinalizer } from './insights.js';
-import { METADATA, RESOURCE_TYPE_OF } from './proxy-node.js';
+import { AdminUnavailable, adminHostOf, fetchAdmin, isThisHost } from './envoy-admin.js';
+import { InsightWriter, insightKindOf, SubscriptionFinalizer } from './insights.js';
+import { adminPortOf, METADATA, RESOURCE_TYPE_OF, stringMetadata } from './proxy-node.js';
 import { TYPE_URLS } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
 import { DataplaneTransport } from './transport.js';
@@ -146,22 +147,19 @@ export class DataplaneServer {
     const connected = this.ads.connected(proxy.type, proxy.mesh, proxy.name);
     if (!connected) return undefined;
     const sent = connected.sent;
-    const config = sentConfig(connected);
+    const config = sentConfig(connected, sent);
     if (!config) return undefined;
-    const versionOf = (typeUrl: string) => sent.get(typeUrl)?.version;
-    const times = [...sent.values()].map((entry) => entry.at.getTime());
+    // Each section carries its own type's version and time: a push of endpoints leaves the listeners' as they were.
+    const versions: Partial<Record<ConfigDumpSection, string>> = {};
+    const lastUpdated: Partial<Record<ConfigDumpSection | 'bootstrap', string>> = { bootstrap: connected.connectedAt.toISOString() };
+    for (const [section, typeUrl] of SECTION_TYPES) {
+      const entry = sent.get(typeUrl);
+      if (!entry) continue;
+      versions[section] = entry.version;
+      lastUpdated[section] = entry.at.toISOString();
+    }
     const { [METADATA.token]: _token, ...nodeMetadata } = connected.node.metadata;
-    const options = {
-      versions: {
-        ...optional('listeners', versionOf(TYPE_URLS.listener)),
-        ...optional('clusters', versionOf(TYPE_URLS.cluster)),
-        ...optional('endpoints', versionOf(TYPE_URLS.endpoints)),
-        ...optional('routes', versionOf(TYPE_URLS.route)),
-        ...optional('secrets', versionOf(TYPE_URLS.secret)),
-      },
-      ...(times.length > 0 ? { lastUpdated: new Date(Math.max(...times)).toISOString() } : {}),
-      nodeMetadata,
-    };
+    const options = { versions, lastUpdated, nodeMetadata };
     const { proxyConfigs } = this.options;
     await proxyConfigs.settled();
     if (proxy.type === RESOURCE_TYPE_OF.ingress) return proxyConfigs.zoneIngressConfigDump(proxy.name, options, config);
@@ -170,29 +168,51 @@ export class DataplaneServer {
   }
 
   /**
-   * Envoy's `/stats` or `/clusters` of a proxy, from its admin API: at the admin port it reported
-   * when connected here, else the one of its resource. 503 when it cannot be reached.
+   * Envoy's `/stats` or `/clusters` of a proxy, from its admin API (docs/xds.md, Inspection): only
+   * of a proxy whose stream is open on this instance and comes from this host, at the admin
+   * address and port its node metadata announced (its bootstrap put them there), never at a port
+   * its resource names. Every failure is a 503 whose message is our own: nothing an address
+   * answered is passed on.
    */
   async admin(proxy: { type: string; mesh: string; name: string }, operation: 'stats' | 'clusters', query: string): Promise<{ body: string; contentType: string }> {
     const stored = await this.options.store.get({ type: proxy.type, mesh: proxy.mesh, name: proxy.name });
     if (!stored) throw new DomainError('not_found', 'Not found', { title: `Could not get ${getKind(proxy.type).singularDisplayName.toLowerCase()} resource` });
-    const networking = (JSON.parse(stored.spec) as { networking?: { address?: string; advertisedAddress?: string; admin?: { port?: number } } }).networking ?? {};
+    const unavailable = (detail: string) => new DomainError('unavailable', detail, { title: 'Could not execute admin operation' });
     const connected = this.ads.connected(proxy.type, proxy.mesh, proxy.name);
-    const reported = connected ? Number(connected.node.metadata[METADATA.adminPort]) : Number.NaN;
-    const port = Number.isInteger(reported) && reported > 0 ? reported : networking.admin?.port || this.options.bootstrap.adminPort;
-    const address = networking.advertisedAddress || networking.address || '';
-    const title = 'Could not execute admin operation';
-    if (!isLoopback(address)) {
-      // Off the loopback interface Envoy's admin is only exposed over mTLS to the control plane, which is not issued yet.
-      throw new DomainError('unavailable', `the admin API of a proxy at ${address} is only reached on a loopback address by this control plane`, { title });
+    if (!connected) {
+      const instance = await this.instanceHolding(proxy);
+      // Instances do not forward to one another: the caller has to reach the one holding the stream.
+      throw unavailable(
+        instance
+          ? `the proxy is connected to another instance of the control plane (${instance}); its admin API is reached only through that instance`
+          : 'the proxy is not connected to this control plane',
+      );
     }
+    if (!isThisHost(connected.peerAddress)) {
+      // Off this host Envoy's admin is only exposed over mTLS to the control plane, which is not issued yet.
+      throw unavailable("the proxy does not run on this control plane's host; its admin API is reached only on a loopback address");
+    }
+    const port = adminPortOf(connected.node);
+    if (port === undefined) throw unavailable('the proxy did not announce an admin port when it connected');
+    const announced = stringMetadata(connected.node, METADATA.adminAddress) ?? '';
+    const host = adminHostOf(announced);
+    if (!host) throw unavailable(`the proxy announced its admin API on ${announced}; it is reached only on a loopback address`);
     try {
-      return await fetchAdmin(address === 'localhost' ? '127.0.0.1' : address, port, `/${operation}${query ? `?${query}` : ''}`);
+      return await fetchAdmin(host, port, `/${operation}${query ? `?${query}` : ''}`);
     } catch (error) {
       if (!(error instanceof AdminUnavailable)) throw error;
-      const state = connected ? 'connected' : 'not connected to this control plane instance';
-      throw new DomainError('unavailable', `the proxy (${state}) did not answer on its admin API at ${address}:${port}: ${error.message}`, { title });
+      this.options.logger.warn({ proxy: connected.node.id, port, reason: error.message }, 'could not reach the admin API of a proxy');
+      throw unavailable(`the proxy did not answer on its admin API at ${host}:${port}`);
     }
+  }
+
+  /** The other instance a proxy's stream is open on, as the last subscription of its insight says. */
+  private async instanceHolding(proxy: { type: string; mesh: string; name: string }): Promise<string | undefined> {
+    const insight = await this.options.store.get({ type: insightKindOf(proxy.type).name, mesh: proxy.mesh, name: proxy.name });
+    if (!insight) return undefined;
+    const last = (JSON.parse(insight.spec) as { subscriptions?: Array<{ controlPlaneInstanceId?: string; disconnectTime?: string }> }).subscriptions?.at(-1);
+    const instance = last?.controlPlaneInstanceId;
+    return instance && !last.disconnectTime && instance !== this.options.instanceId ? instance : undefined;
   }
 
   /**
@@ -217,13 +237,17 @@ export class DataplaneServer {
   }
 }
 
-function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
-}
+/** The dump's section of each resource type. */
+const SECTION_TYPES: ReadonlyArray<[ConfigDumpSection, string]> = [
+  ['listeners', TYPE_URLS.listener],
+  ['clusters', TYPE_URLS.cluster],
+  ['endpoints', TYPE_URLS.endpoints],
+  ['routes', TYPE_URLS.route],
+  ['secrets', TYPE_URLS.secret],
+];
 
 /** The resources last sent of each type, from the snapshot each was taken from. */
-function sentConfig(connected: ConnectedProxy): ProxyConfig | undefined {
-  const sent = connected.sent;
+function sentConfig(connected: ConnectedProxy, sent: ReadonlyMap<string, SentResources>): ProxyConfig | undefined {
   if (sent.size === 0) return connected.snapshot?.config;
   const pick = <T>(typeUrl: string, of: (config: ProxyConfig) => readonly T[], nameOf: (item: T) => string): T[] => {
     const entry = sent.get(typeUrl);
@@ -235,7 +259,7 @@ function sentConfig(connected: ConnectedProxy): ProxyConfig | undefined {
     listeners: pick(TYPE_URLS.listener, (config) => config.listeners, (listener) => listener.name),
     clusters: pick(TYPE_URLS.cluster, (config) => config.clusters, (cluster) => cluster.name),
     endpoints: pick(TYPE_URLS.endpoints, (config) => config.endpoints, (assignment) => assignment.clusterName),
-    routes: [],
+    routes: pick(TYPE_URLS.route, (config) => config.routes, (route) => String(route.name ?? '')),
     secrets: pick(TYPE_URLS.secret, (config) => config.secrets, (secret) => secret.name),
   };
 }

@@ -92,14 +92,26 @@ export const stringMetadata = (node: ProxyNode, key: string): string | undefined
   return typeof value === 'string' && value !== '' ? value : undefined;
 };
 
-/** `version` of the node metadata in the insight's form (`meshDp`, `envoy`, `dependencies`). */
-export function proxyVersionOf(node: ProxyNode): Record<string, unknown> {
-  const version = node.metadata[METADATA.version];
-  if (version === null || typeof version !== 'object' || Array.isArray(version)) return {};
-  const { meshDp, envoy, dependencies } = version as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  if (meshDp && typeof meshDp === 'object') out.meshDp = meshDp;
-  if (envoy && typeof envoy === 'object') out.envoy = envoy;
-  if (dependencies && typeof dependencies === 'object') out.dependencies = dependencies;
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * The runner's and Envoy's versions in the insight's form (`meshDp`, `envoy`, `dependencies`),
+ * from a bootstrap request's `version` or the node metadata's. The reference's runner names its
+ * own `kumaDp` and Envoy's compatibility `kumaDpCompatible`: both are taken under our names.
+ */
+export function proxyVersion(version: unknown): { meshDp?: Record<string, unknown>; envoy?: Record<string, unknown>; dependencies?: Record<string, unknown> } {
+  if (!isObject(version)) return {};
+  const { meshDp, kumaDp, envoy, dependencies } = version;
+  const out: { meshDp?: Record<string, unknown>; envoy?: Record<string, unknown>; dependencies?: Record<string, unknown> } = {};
+  const runner = isObject(meshDp) ? meshDp : kumaDp;
+  if (isObject(runner)) out.meshDp = runner;
+  if (isObject(envoy)) {
+    const { kumaDpCompatible, ...rest } = envoy;
+    out.envoy = kumaDpCompatible !== undefined && rest.meshDpCompatible === undefined ? { ...rest, meshDpCompatible: kumaDpCompatible } : rest;
+  }
+  if (isObject(dependencies)) out.dependencies = dependencies;
   return out;
 }
+
+/** `version` of the node metadata in the insight's form. */
+export const proxyVersionOf = (node: ProxyNode): Record<string, unknown> => proxyVersion(node.metadata[METADATA.version]);

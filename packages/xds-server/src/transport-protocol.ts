@@ -27,6 +27,8 @@ export interface OpenedStream {
   variant: StreamVariant;
   /** The stream's `authorization` metadata, every value. */
   authorization: string[];
+  /** The address the connection comes from (no port); empty when unknown. */
+  peerAddress: string;
 }
 
 /** An HTTP/1.1 `POST /bootstrap`, as the worker read it. */

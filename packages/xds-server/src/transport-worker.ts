@@ -35,10 +35,17 @@ const calls = new Map<number, Call>();
 let lastStreamId = 0;
 const toMain = new OutgoingBatch<OpenedStream>((bytes, events, notes) => send({ type: 'streams', bytes, events, notes }, bytes ? [bytes] : []));
 
+/** The address of a peer as grpc-js tells it (`<address>:<port>`, `unknown`), without the port. */
+function peerAddressOf(peer: string): string {
+  const withPort = /^(.+):\d+$/.exec(peer);
+  return withPort ? (withPort[1] ?? '') : '';
+}
+
 function accept(call: Call, variant: StreamVariant): void {
   const id = ++lastStreamId;
   calls.set(id, call);
-  toMain.addNoted(EVENT.open, id, { variant, authorization: call.metadata.get('authorization').map((value) => (typeof value === 'string' ? value : value.toString('utf8'))) });
+  const authorization = call.metadata.get('authorization').map((value) => (typeof value === 'string' ? value : value.toString('utf8')));
+  toMain.addNoted(EVENT.open, id, { variant, authorization, peerAddress: peerAddressOf(call.getPeer()) });
   call.on('data', (message: Buffer) => toMain.addMessage(id, (into) => (message.length <= into.length ? message.copy(into) : message.length)));
   call.on('end', () => toMain.addEvent(EVENT.end, id));
   const closed = () => {

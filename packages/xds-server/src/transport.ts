@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { status } from '@grpc/grpc-js';
 import type { DiscoveryRequest } from './ads-stream.js';
 import type { DeltaDiscoveryRequest } from './delta-stream.js';
-import { type BootstrapCall, EVENT, type FromTransport, type HttpAnswer, OutgoingBatch, type StreamVariant, type ToTransport, type TransportInit } from './transport-protocol.js';
+import { type BootstrapCall, EVENT, type FromTransport, type HttpAnswer, type OpenedStream, OutgoingBatch, type ToTransport, type TransportInit } from './transport-protocol.js';
 import {
   decodeDeltaDiscoveryRequest,
   decodeDiscoveryRequest,
@@ -20,6 +20,8 @@ import {
 export interface AdsCall<Request, Response> {
   /** The stream's `authorization` metadata, every value. */
   readonly authorization: readonly string[];
+  /** The address the proxy's connection comes from (no port); empty when unknown. */
+  readonly peerAddress: string;
   write(response: Response): void;
   /** Ends the stream with a gRPC status (a refusal, a shutdown); the call is closed at once. */
   fail(code: status, details: string): void;
@@ -60,6 +62,7 @@ class TransportCall<Request, Response> extends EventEmitter implements AdsCall<R
     private readonly transport: DataplaneTransport,
     private readonly id: number,
     readonly authorization: readonly string[],
+    readonly peerAddress: string,
     private readonly codec: Codec<Request, Response>,
   ) {
     super();
@@ -191,19 +194,19 @@ export class DataplaneTransport {
     }
   }
 
-  private takeStreams(buffer: ArrayBuffer | undefined, events: number[], notes: Array<{ variant: StreamVariant; authorization: string[] }>): void {
+  private takeStreams(buffer: ArrayBuffer | undefined, events: number[], notes: OpenedStream[]): void {
     const bytes = buffer ? Buffer.from(buffer) : undefined;
     for (let at = 0; at < events.length; at += 4) {
       const kind = events[at];
       const id = events[at + 1]!;
       if (kind === EVENT.open) {
-        const { variant, authorization } = notes[events[at + 2]!]!;
+        const { variant, authorization, peerAddress } = notes[events[at + 2]!]!;
         if (variant === 'sotw') {
-          const call = new TransportCall(this, id, authorization, CODECS.sotw);
+          const call = new TransportCall(this, id, authorization, peerAddress, CODECS.sotw);
           this.calls.set(id, call as TransportCall<unknown, unknown>);
           this.options.onStream(call);
         } else {
-          const call = new TransportCall(this, id, authorization, CODECS.delta);
+          const call = new TransportCall(this, id, authorization, peerAddress, CODECS.delta);
           this.calls.set(id, call as TransportCall<unknown, unknown>);
           this.options.onDeltaStream(call);
         }

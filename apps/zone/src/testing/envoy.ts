@@ -218,3 +218,46 @@ export async function startMeshDataplane(cp: ControlPlaneProcess, envoy: string,
     extraArgs,
   });
 }
+
+/** What a config dump holds, by name: Envoy's admin `/config_dump` (proto field names) or the control plane's `/xds` (JSON names). */
+export interface HeldResources {
+  listeners: string[];
+  clusters: string[];
+  /** Each route configuration with its virtual hosts' names and domains. */
+  routes: Array<{ name: string; virtualHosts: Array<{ name: string; domains: string[] }> }>;
+  secrets: string[];
+}
+
+type DumpObject = Record<string, any>;
+
+/** The dynamic resources a config dump holds, sorted; a listener or cluster still warming does not count. */
+export function heldResources(dump: { configs: DumpObject[] }): HeldResources {
+  // Envoy's admin writes proto field names (snake_case), the control plane JSON names (camelCase).
+  const field = (object: DumpObject | undefined, name: string): any => object?.[name] ?? object?.[name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)];
+  const section = (type: string) => dump.configs.find((config) => String(config['@type']).endsWith(`.${type}`));
+  const sorted = (names: string[]) => [...names].sort();
+  const listeners = (field(section('ListenersConfigDump'), 'dynamicListeners') ?? []) as DumpObject[];
+  const clusters = (field(section('ClustersConfigDump'), 'dynamicActiveClusters') ?? []) as DumpObject[];
+  const routes = (field(section('RoutesConfigDump'), 'dynamicRouteConfigs') ?? []) as DumpObject[];
+  const secrets = (field(section('SecretsConfigDump'), 'dynamicActiveSecrets') ?? []) as DumpObject[];
+  return {
+    listeners: sorted(listeners.filter((listener) => field(listener, 'activeState')).map((listener) => String(listener.name))),
+    clusters: sorted(clusters.map((entry) => String(entry.cluster?.name))),
+    routes: routes
+      .map((entry) => field(entry, 'routeConfig') as DumpObject)
+      .map((config) => ({
+        name: String(config.name),
+        virtualHosts: ((field(config, 'virtualHosts') ?? []) as DumpObject[]).map((host) => ({ name: String(host.name), domains: sorted(host.domains ?? []) })),
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+    secrets: sorted(secrets.map((entry) => String(entry.name))),
+  };
+}
+
+/** What the control plane says it sent a proxy (`apiPath`: its `/xds`) and what the proxy's Envoy holds, read together. */
+export async function sentAndHeld(cp: ControlPlaneProcess, apiPath: string, proxy: DataplaneProcess): Promise<{ sent: HeldResources; held: HeldResources }> {
+  const sent = await fetch(`${cp.url}${apiPath}`);
+  if (sent.status !== 200) throw new Error(`${apiPath}: ${sent.status} ${await sent.text()}`);
+  const held = await fetch(`http://127.0.0.1:${proxy.adminPort}/config_dump`);
+  return { sent: heldResources((await sent.json()) as { configs: DumpObject[] }), held: heldResources((await held.json()) as { configs: DumpObject[] }) };
+}

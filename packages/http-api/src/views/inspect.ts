@@ -175,7 +175,7 @@ const adminDoc = (kind: AnyKind, operation: AdminOperation): RouteDoc => {
   return {
     summary: `${operation === 'stats' ? 'Show the statistics' : 'Show the upstream clusters'} of a live ${kind.singularDisplayName.toLowerCase()} proxy`,
     description:
-      "Envoy's admin API of the proxy answers, reached by the data plane server (docs/xds.md, Inspection); the query string is passed on (`format=json`, `filter=...`). 503 while the proxy cannot be reached.",
+      "Envoy's admin API of the proxy answers, reached by the data plane server at the admin address and port the proxy announced when it connected (docs/xds.md, Inspection); the query string is passed on (`format=json`, `filter=...`). 503 with a message of the control plane's own while the proxy is not connected to this instance or its admin API cannot be reached.",
     tag: 'Inspection',
     responses: { 200: { description: "Envoy's answer.", mediaType: 'text/plain', schema: z.string() } },
     errors: [400, 404, 503],

@@ -1,8 +1,9 @@
 // Who may do what (docs/tokens.md): secrets are for admins only; a bad
-// bearer token is refused. With `localhostIsAdmin: false` the test client is anonymous.
+// bearer token is refused. With `localhostIsAdmin: false` the test client is anonymous; with it,
+// a web page of another origin or under another host name is not.
 import { getKind } from '@mesh/model';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectJson, secret, startApi, stdError, trafficRoute, type TestApi, type TestApiOptions } from './testing.js';
+import { dataplane, expectJson, secret, startApi, stdError, trafficRoute, type TestApi, type TestApiOptions } from './testing.js';
 
 const denied = (type: string) =>
   stdError(403, 'Access Denied', `user "mesh-system:anonymous/mesh-system:unauthenticated" cannot access the resource of type "${type}"`);
@@ -102,5 +103,83 @@ describe('bearer tokens', () => {
   it('keeps a localhost admin an admin whatever token it sends', async () => {
     const api = await start();
     expect((await api.get('/meshes/default/secrets', { authorization: 'Bearer x' })).status).toBe(200);
+  });
+});
+
+describe('a web page in a browser on the host', () => {
+  const GUI = 'https://gui.example';
+  /** What only an admin may do: secrets, global secrets, token issuing, configuration dumps. */
+  const ADMIN_ONLY: Array<{ method: string; path: string; body?: unknown }> = [
+    { method: 'GET', path: '/meshes/default/secrets/s-1' },
+    { method: 'GET', path: '/global-secrets/admin-user-token' },
+    { method: 'PUT', path: '/global-secrets/gs-1', body: { type: 'Secret', name: 'gs-1', data: 'eA==' } },
+    { method: 'POST', path: '/tokens/dataplane', body: { mesh: 'default', name: 'web-1' } },
+    { method: 'POST', path: '/tokens/user', body: { name: 'jane', validFor: '1h' } },
+    { method: 'POST', path: '/tokens/zone', body: { zone: 'zone-1', scope: ['cp'] } },
+    { method: 'GET', path: '/meshes/default/dataplanes/web-1/xds' },
+  ];
+
+  /** A localhost-admin server holding secret `s-1`, global secret `gs-1` and dataplane `web-1` (the admin token is bootstrapped). */
+  async function host(options: TestApiOptions = {}): Promise<TestApi> {
+    const api = await start(options);
+    await api.manager.apply(getKind('Secret'), { mesh: 'default', name: 's-1' }, { type: 'Secret', mesh: 'default', name: 's-1', data: 'aHVzaA==' });
+    await api.manager.apply(getKind('GlobalSecret'), { mesh: '', name: 'gs-1' }, { type: 'GlobalSecret', name: 'gs-1', data: 'aHVzaA==' });
+    expect((await api.put('/meshes/default/dataplanes/web-1', dataplane('web-1'))).status).toBe(201);
+    return api;
+  }
+
+  /** `METHOD path status` of every admin-only request sent with these headers. */
+  const statuses = (api: TestApi, headers: Record<string, string>) =>
+    Promise.all(ADMIN_ONLY.map(async ({ method, path, body }) => `${method} ${path} ${(await api.request(method, path, { headers, ...(body ? { body } : {}) })).status}`));
+  const all = (status: number) => ADMIN_ONLY.map(({ method, path }) => `${method} ${path} ${status}`);
+  const hostOf = (api: TestApi) => new URL(api.url).host;
+
+  it('is refused everything only an admin may do when it is of another origin', async () => {
+    const api = await host();
+    for (const origin of ['https://evil.example', 'null', 'http://localhost:1', `https://${hostOf(api)}`]) {
+      expect(await statuses(api, { origin }), origin).toEqual(all(403));
+    }
+    expectJson(await api.get('/global-secrets/admin-user-token', { origin: 'https://evil.example' }), 403, denied('GlobalSecret'));
+    expectJson(await api.get('/who-am-i', { origin: 'null' }), 200, { name: 'mesh-system:anonymous', groups: ['mesh-system:unauthenticated'] });
+  });
+
+  it('is refused them when it reaches the API under another host name (DNS rebinding)', async () => {
+    const api = await host();
+    const port = new URL(api.url).port;
+    expect(await statuses(api, { host: `evil.example:${port}` })).toEqual(all(403));
+    expect(await statuses(api, { host: 'evil.example' })).toEqual(all(403));
+    // The page's own origin is the rebound name: being same-origin grants nothing either.
+    expect(await statuses(api, { host: `evil.example:${port}`, origin: `http://evil.example:${port}` })).toEqual(all(403));
+    expect(await statuses(api, { host: `127.0.0.1.evil.example:${port}` })).toEqual(all(403));
+  });
+
+  it('leaves a tool that sends no Origin, and a page of the API own origin, the admin', async () => {
+    const api = await host();
+    const port = new URL(api.url).port;
+    expect(await statuses(api, {})).toEqual(all(200));
+    expect(await statuses(api, { origin: api.url })).toEqual(all(200));
+    for (const name of ['localhost', 'LOCALHOST', '127.0.0.1', '127.1.2.3', '[::1]', '[::ffff:127.0.0.1]']) {
+      expect((await api.get('/global-secrets/admin-user-token', { host: name })).status, name).toBe(200);
+      expect((await api.get('/global-secrets/admin-user-token', { host: `${name}:${port}`, origin: `http://${name}:${port}` })).status, name).toBe(200);
+    }
+  });
+
+  it('is the admin when its origin is listed in apiServer.corsAllowedDomains, never by `.*`', async () => {
+    const api = await host({ corsAllowedDomains: ['.*', GUI] });
+    expect(await statuses(api, { origin: GUI })).toEqual(all(200));
+    expect(await statuses(api, { origin: 'HTTPS://GUI.example' })).toEqual(all(200));
+    expect(await statuses(api, { origin: 'https://evil.example' })).toEqual(all(403));
+    await api.close();
+    const anyOrigin = await host({ corsAllowedDomains: [] });
+    expect(await statuses(anyOrigin, { origin: 'https://evil.example' })).toEqual(all(403));
+  });
+
+  it('is who its bearer token says it is', async () => {
+    const api = await host();
+    const stored = await api.manager.get(getKind('GlobalSecret'), '', 'admin-user-token');
+    const adminToken = Buffer.from((JSON.parse(stored!.spec) as { data: string }).data, 'base64').toString('utf8');
+    expect(await statuses(api, { origin: 'https://evil.example', authorization: `Bearer ${adminToken}` })).toEqual(all(200));
+    expect(await statuses(api, { host: 'evil.example', authorization: `Bearer ${adminToken}` })).toEqual(all(200));
+    expectJson(await api.get('/meshes', { origin: 'https://evil.example', authorization: 'Bearer x' }), 401, UNAUTHENTICATED);
   });
 });

@@ -1,7 +1,7 @@
 import { DomainError } from '@mesh/model';
 import express, { type Express, type Request, type Response } from 'express';
 import { IncomingMessage, ServerResponse } from 'node:http';
-import { authenticate } from './access.js';
+import { authenticate, trustedPageOrigins } from './access.js';
 import { applyCors } from './cors.js';
 import type { ApiContext } from './context.js';
 import { addCrudRoutes } from './crud.js';
@@ -80,12 +80,13 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
   const table = createRouteTable(ctx, extendRoutes);
   const admit = limitConcurrentRequests(ctx.limits?.maxConcurrentRequests ?? DEFAULT_API_LIMITS.maxConcurrentRequests);
   const { requestLogger, observeRequest } = ctx;
+  const pageOrigins = trustedPageOrigins(ctx.corsAllowedDomains);
 
   /** Establishes the caller, then answers from the zone that owns the proxy (on a global) or from the route's handler. */
   const serve = async (req: Request, res: Response, match: RouteMatch, route: Route): Promise<void> => {
     try {
       // Only a bearer token takes a promise to check; the other callers are known at once.
-      const verifying = authenticate(req, ctx.access);
+      const verifying = authenticate(req, ctx.access, pageOrigins);
       if (verifying) await verifying;
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;

@@ -63,6 +63,28 @@ describe('an origin that is not allowed', () => {
   });
 });
 
+describe('the origin `null` (a sandboxed frame, a local file)', () => {
+  it.each([[['.*']], [[]], [['null']]])('is never allowed, the list being %j', async (corsAllowedDomains) => {
+    const api = await start({ corsAllowedDomains });
+    const reply = await api.get('/meshes', { origin: 'null' });
+    expect(reply.status).toBe(200);
+    expect(corsHeaders(reply)).toEqual([]);
+    const refused = await api.request('OPTIONS', '/meshes', { headers: { origin: 'null', 'access-control-request-method': 'GET' } });
+    expect(refused.status).toBe(405);
+    expect(corsHeaders(refused)).toEqual([]);
+  });
+});
+
+describe('credentials', () => {
+  it('are never allowed, to an answer or a preflight', async () => {
+    const api = await start({ corsAllowedDomains: ['.*', GUI] });
+    expect((await api.get('/meshes', { origin: GUI })).headers.get('access-control-allow-credentials')).toBeNull();
+    const reply = await preflight(api, '/meshes/default/traffic-routes/tr-1', { 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' });
+    expect(reply.headers.get('access-control-allow-origin')).toBe(GUI);
+    expect(reply.headers.get('access-control-allow-credentials')).toBeNull();
+  });
+});
+
 describe('a request without an Origin', () => {
   it('gets no CORS header', async () => {
     const api = await start();

@@ -1,9 +1,13 @@
-// CORS as `apiServer.corsAllowedDomains` configures it (docs/api.md, HTTP).
+// CORS as `apiServer.corsAllowedDomains` configures it (docs/api.md, HTTP). No answer carries
+// `Access-Control-Allow-Credentials`, so a page of another origin never reads an answer to a
+// request its browser sent with the user's cookies or client certificate.
 import type { Request, Response } from 'express';
 
+/** Whether a page of `origin` may read answers; `null` (sandboxed frames, local files) never may. */
 export function isOriginAllowed(origin: string, allowed: readonly string[]): boolean {
-  if (allowed.length === 0) return true;
   const lower = origin.toLowerCase();
+  if (lower === 'null') return false;
+  if (allowed.length === 0) return true;
   return allowed.some((domain) => domain === '.*' || domain.toLowerCase() === lower);
 }
 

@@ -1,7 +1,7 @@
 // Test support for the REST layer's behaviour tests: a real server on a free port over an
 // in-memory store, a small fetch client, and a snapshot of everything stored. Not exported from
 // index.ts; only the *.test.ts files beside it use it.
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KINDS, type Mode } from '@mesh/model';
 import { expect, inject } from 'vitest';
@@ -98,6 +98,24 @@ async function presetSigningKeys(store: ResourceStore, mode: Mode, defaultMesh: 
   await store.createMissing(places.map((place) => ({ type: place.kind.name, mesh: place.mesh, name: keyName(place, 1), spec: JSON.stringify({ data: keys.get(place.prefix) }) })));
 }
 
+/** fetch always sends the URL's host as `Host`; node:http sends the one given, as a browser visiting a rebound DNS name would. */
+function sendWithHost(url: string, method: string, headers: Record<string, string>, body: string | Buffer | undefined): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const answered = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') answered.set(name, value);
+        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode!, headers: answered }));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   let now = CLOCK_START.getTime();
   const store = await openTestStore(() => new Date(now));
@@ -143,7 +161,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     if (body !== undefined && contentType !== null) headers['content-type'] = contentType;
     // A Buffer body makes fetch send no Content-Type of its own.
     if (body !== undefined && contentType === null && typeof body === 'string') body = Buffer.from(body);
-    const response = await fetch(url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const response = 'host' in headers ? await sendWithHost(url + path, method, headers, body) : await fetch(url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
     const text = await response.text();
     let parsed: unknown;
     try {

@@ -1,7 +1,9 @@
 // A plain HTTP/1.1 client for the end-to-end tests that send what fetch would refuse or rewrite:
 // raw paths (`..`, encoded slashes, bytes that are no UTF-8), any body bytes and content type,
-// with a deadline on the answer so that a hang fails the test instead of stalling it.
+// with a deadline on the answer so that a hang fails the test instead of stalling it. An `https:`
+// base URL is reached over TLS, trusting any certificate (the control plane's own is generated).
 import { request, type Agent, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 export interface RawRequest {
   method: string;
@@ -24,14 +26,15 @@ export class NoAnswer extends Error {
   override name = 'NoAnswer';
 }
 
-/** Sends one request to `baseUrl` (`http://127.0.0.1:port`) and reads the whole answer. */
+/** Sends one request to `baseUrl` (`http://127.0.0.1:port`, `https://...`) and reads the whole answer. */
 export function sendRaw(baseUrl: string, raw: RawRequest): Promise<RawReply> {
-  const { hostname, port } = new URL(baseUrl);
+  const { hostname, port, protocol } = new URL(baseUrl);
   const timeoutMs = raw.timeoutMs ?? 30_000;
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...raw.headers };
     if (raw.body !== undefined) headers['content-length'] = Buffer.byteLength(raw.body);
-    const req = request({ host: hostname, port: Number(port), method: raw.method, path: raw.path, headers, ...(raw.agent ? { agent: raw.agent } : { agent: false }) });
+    const options = { host: hostname, port: Number(port), method: raw.method, path: raw.path, headers, ...(raw.agent ? { agent: raw.agent } : { agent: false }) };
+    const req = protocol === 'https:' ? httpsRequest({ ...options, rejectUnauthorized: false }) : request(options);
     const timer = setTimeout(() => {
       req.destroy();
       reject(new NoAnswer(`no answer within ${timeoutMs} ms to ${raw.method} ${raw.path.slice(0, 200)}`));

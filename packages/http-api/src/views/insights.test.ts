@@ -516,6 +516,23 @@ describe('on a standalone control plane', () => {
       expect((await api.get(page.body.next.slice(api.url.length))).body).toEqual({ total: 2, items: [{ type: 'Dataplane', mesh: 'default', name: 'web-2' }] });
     });
 
+    it('answers the same at `-resources/dataplanes`, the path the reference command-line client asks', async () => {
+      for (const path of [
+        '/meshes/default/retries/web-to-backend',
+        '/meshes/default/proxytemplates/gateways',
+        '/meshes/default/traffic-routes/route-all-default',
+        '/meshes/default/retries/nowhere',
+      ]) {
+        const underscore = await api.get(`${path}/_resources/dataplanes?size=1`);
+        const dash = await api.get(`${path}/-resources/dataplanes?size=1`);
+        expect({ status: dash.status, body: dash.body }, path).toEqual({
+          status: underscore.status,
+          body: underscore.body.next ? { ...underscore.body, next: underscore.body.next.replace('/_resources/', '/-resources/') } : underscore.body,
+        });
+      }
+      expect((await api.get('/meshes/default/retries/web-to-backend/-resources/dataplanes')).status).toBe(200);
+    });
+
     it('answers 404 for a missing policy, 400 for a bad page', async () => {
       expect(await api.get('/meshes/default/retries/nowhere/_resources/dataplanes')).toMatchObject({ status: 404, body: notFound('Could not retrieve policy') });
       expect(await api.get('/meshes/default/retries/web-to-backend/_resources/dataplanes?size=x')).toMatchObject({

@@ -193,4 +193,11 @@ describe('GET /meshes/{mesh}/{targetRef policy path}/{name}/_resources/dataplane
   it('answers 404 for an unknown policy', async () => {
     expectJson(await api.get('/meshes/demo/meshtimeouts/nope/_resources/dataplanes'), 404, stdError(404, 'Could not retrieve policy', 'Not found'));
   });
+
+  it('answers the same at `-resources/dataplanes`, the path the reference command-line client asks', async () => {
+    for (const path of ['/meshes/demo/meshtimeouts/api-timeout', '/meshes/demo/meshaccesslogs/edge-logs', '/meshes/demo/meshtimeouts/nope']) {
+      const underscore = await api.get(`${path}/_resources/dataplanes`);
+      expectJson(await api.get(`${path}/-resources/dataplanes`), underscore.status, underscore.body);
+    }
+  });
 });

@@ -1,8 +1,8 @@
-// `/meshes/{mesh}/<policy-path>/{name}/_resources/dataplanes`: the dataplanes a policy selects
-// (docs/api.md, Meta and insight endpoints). As the reference: a selector policy selects by its selectors, a
-// source/destination policy by any of its sources or destinations; a selector matches a
-// dataplane when it matches one inbound's tags or the gateway's. A targetRef policy selects by its
-// top-level targetRef.
+// `/meshes/{mesh}/<policy-path>/{name}/_resources/dataplanes` (and its alias `-resources`): the
+// dataplanes a policy selects (docs/api.md, Meta and insight endpoints). As the reference: a
+// selector policy selects by its selectors, a source/destination policy by any of its sources or
+// destinations; a selector matches a dataplane when it matches one inbound's tags or the
+// gateway's. A targetRef policy selects by its top-level targetRef.
 import {
   dataplaneKind,
   dataplaneTagSets,
@@ -82,21 +82,30 @@ const SelectedDataplanesSchema = component(
 export function addPolicyDataplanesRoutes(table: RouteTable, ctx: ApiContext): void {
   for (const kind of [...policyKinds(), ...targetRefPolicyKinds()]) {
     const example = exampleOf(kind);
+    const selection = kind.targetRefPolicy
+      ? 'By its top-level targetRef: the proxies with an inbound or gateway listener it selects. Paged.'
+      : 'By its selectors (or any of its sources and destinations): the proxies with an inbound or gateway whose tags match. Paged.';
+    const handler = withOperation('get', (req, res, params) => listSelectedDataplanes(ctx, kind, req, res, params));
+    const sharedDoc = {
+      tag: kind.displayName,
+      query: [...PAGE_PARAMETERS, NAME_FILTER],
+      responses: { 200: { description: 'A page of proxies.', schema: SelectedDataplanesSchema } },
+      errors: [400, 404] as const,
+      ...(example ? { example: { params: exampleParams(example) } } : {}),
+    };
+    const entity = kindPaths(kind).entity;
     table.add({
       method: 'GET',
-      path: `${kindPaths(kind).entity}/_resources/dataplanes`,
-      doc: {
-        summary: `List the proxies a ${kind.singularDisplayName} selects`,
-        description: kind.targetRefPolicy
-          ? 'By its top-level targetRef: the proxies with an inbound or gateway listener it selects. Paged.'
-          : 'By its selectors (or any of its sources and destinations): the proxies with an inbound or gateway whose tags match. Paged.',
-        tag: kind.displayName,
-        query: [...PAGE_PARAMETERS, NAME_FILTER],
-        responses: { 200: { description: 'A page of proxies.', schema: SelectedDataplanesSchema } },
-        errors: [400, 404],
-        ...(example ? { example: { params: exampleParams(example) } } : {}),
-      },
-      handler: withOperation('get', (req, res, params) => listSelectedDataplanes(ctx, kind, req, res, params)),
+      path: `${entity}/_resources/dataplanes`,
+      doc: { summary: `List the proxies a ${kind.singularDisplayName} selects`, description: selection, ...sharedDoc },
+      handler,
+    });
+    // The reference's command-line client asks this path (`inspect ... --new-api`).
+    table.add({
+      method: 'GET',
+      path: `${entity}/-resources/dataplanes`,
+      doc: { summary: `List the proxies a ${kind.singularDisplayName} selects (alias of \`_resources\`)`, description: `The same answer as \`_resources/dataplanes\`. ${selection}`, ...sharedDoc },
+      handler,
     });
   }
 }

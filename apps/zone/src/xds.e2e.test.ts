@@ -254,6 +254,45 @@ describe('ADS authentication', () => {
     expect(unknown.details).toBe('resource "default.ghost-1" not found; create a Dataplane in the control plane first or pass it as an argument to mesh-dp');
   });
 
+  it('takes each proxy type only with its own kind of token, and says which one it takes', async () => {
+    const dataplaneToken = async (type: string) => (await api('POST', '/tokens/dataplane', { name: 'web-1', mesh: 'default', type, validFor: '1h' })).text;
+    // The legacy zone-ingress token form, a dataplane token of type ingress, is no sidecar's.
+    expect(await refusal(connect('default.web-1', await dataplaneToken('ingress')))).toEqual({
+      code: 2,
+      details: 'authentication failed: a dataplane token of type "ingress" cannot authenticate a dataplane proxy; it takes a dataplane token of type "dataplane" or without a type',
+    });
+    const zoneToken = (scope: string) => api('POST', '/tokens/zone', { zone: '', scope: [scope], validFor: '1h' });
+    expect(await refusal(connect('default.web-1', (await zoneToken('ingress')).text))).toEqual({
+      code: 2,
+      details: 'authentication failed: a zone token cannot authenticate a dataplane proxy; it takes a dataplane token',
+    });
+    for (const type of ['', 'dataplane']) {
+      const { clusters } = await subscribe(connect('default.web-1', await dataplaneToken(type)));
+      expect(resourceNames(clusters)).toContain('backend');
+    }
+
+    expect((await api('PUT', '/zone-ingresses/ingress-auth', { type: 'ZoneIngress', name: 'ingress-auth', networking: { address: '10.0.2.1', port: 10001 } })).status).toBe(201);
+    expect((await api('PUT', '/zoneegresses/egress-auth', { type: 'ZoneEgress', name: 'egress-auth', networking: { address: '10.0.2.2', port: 10002 } })).status).toBe(201);
+    const zoneProxy = (type: 'ingress' | 'egress', token: string) => connect(`.${type}-auth`, token, { 'dataplane.proxyType': type });
+    for (const type of ['', 'ingress']) {
+      const token = (await api('POST', '/tokens/dataplane', { mesh: 'default', type, validFor: '1h' })).text;
+      expect(await refusal(zoneProxy('ingress', token))).toEqual({
+        code: 2,
+        details: 'authentication failed: a dataplane token cannot authenticate a zone ingress; it takes a zone token whose scope holds ingress (or a zone-ingress token)',
+      });
+      expect(await refusal(zoneProxy('egress', token))).toEqual({
+        code: 2,
+        details: 'authentication failed: a dataplane token cannot authenticate a zone egress; it takes a zone token whose scope holds egress',
+      });
+    }
+    for (const type of ['ingress', 'egress'] as const) {
+      const client = zoneProxy(type, (await zoneToken(type)).text);
+      client.request({ typeUrl: TYPE.listener });
+      await client.next(TYPE.listener, 1);
+      expect(client.status).toBeUndefined();
+    }
+  });
+
   it('takes a node repeated in later requests, and closes the stream when it names another proxy', async () => {
     const client = connect('default.web-1', await tokenFor('web-1'));
     const { clusters } = await subscribe(client);

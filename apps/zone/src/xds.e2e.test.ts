@@ -423,6 +423,56 @@ describe('zone proxies', () => {
   });
 });
 
+describe('proxies registering again', () => {
+  /** A stream of a proxy that brings its resource, as `mesh-dp` does, once it got its first listeners. */
+  async function register(nodeId: string, token: string, proxyType: string, resource: Record<string, unknown>): Promise<AdsClient> {
+    const client = connect(nodeId, token, { 'dataplane.proxyType': proxyType, 'dataplane.resource': JSON.stringify(resource) });
+    client.request({ typeUrl: TYPE.listener });
+    await client.next(TYPE.listener, 1);
+    return client;
+  }
+  const zoneToken = async (scope: string) => (await api('POST', '/tokens/zone', { zone: '', scope: [scope], validFor: '1h' })).text;
+  const stored = async (path: string) => (await api('GET', path)).json as Record<string, any>;
+
+  it("keep a zone ingress's available services: back as it was, the ingress writes nothing; moved, it keeps them", async () => {
+    const token = await zoneToken('ingress');
+    const ingress = { type: 'ZoneIngress', name: 'ingress-back', networking: { address: '10.0.3.1', port: 10001 } };
+    (await register('.ingress-back', token, 'ingress', ingress)).close();
+    const before = await eventually(() => stored('/zone-ingresses/ingress-back'), (body) => body.availableServices?.length > 0, 'the ingress to advertise services');
+
+    (await register('.ingress-back', token, 'ingress', ingress)).close();
+    expect(await stored('/zone-ingresses/ingress-back')).toEqual(before);
+
+    const moved = { ...ingress, networking: { ...ingress.networking, port: 10002 } };
+    await register('.ingress-back', token, 'ingress', moved);
+    const after = await stored('/zone-ingresses/ingress-back');
+    expect([after.networking.port, after.availableServices]).toEqual([10002, before.availableServices]);
+  });
+
+  it("keep the health a dataplane's inbounds were given, and a zone egress as it was", async () => {
+    const plain = sidecar('probed-1', '10.0.3.2', 'probed');
+    const probed = { ...plain, networking: { ...plain.networking, inbound: [{ ...plain.networking.inbound[0]!, serviceProbe: { interval: '1s' } }] } };
+    (await register('default.probed-1', await tokenFor('probed-1'), 'dataplane', probed)).close();
+    expect((await stored('/meshes/default/dataplanes/probed-1')).networking.inbound[0].health).toEqual({ ready: false });
+    // A health checker found it ready.
+    const checked = await stored('/meshes/default/dataplanes/probed-1');
+    checked.networking.inbound[0].health = { ready: true };
+    expect((await api('PUT', '/meshes/default/dataplanes/probed-1', checked)).status).toBe(200);
+    const ready = await stored('/meshes/default/dataplanes/probed-1');
+
+    // Back, and staying: its stream lasts until the end, so it is not deregistered meanwhile.
+    await register('default.probed-1', await tokenFor('probed-1'), 'dataplane', probed);
+    expect(await stored('/meshes/default/dataplanes/probed-1')).toEqual(ready);
+
+    const egress = { type: 'ZoneEgress', name: 'egress-back', networking: { address: '10.0.3.3', port: 10003 } };
+    const token = await zoneToken('egress');
+    (await register('.egress-back', token, 'egress', egress)).close();
+    const first = await stored('/zoneegresses/egress-back');
+    await register('.egress-back', token, 'egress', egress);
+    expect(await stored('/zoneegresses/egress-back')).toEqual(first);
+  });
+});
+
 describe('ADS incremental', () => {
   function connectDelta(nodeId: string, token: string | undefined): DeltaAdsClient {
     const client = new DeltaAdsClient({ address: dpAddress, nodeId, ...(token !== undefined ? { token } : {}) });

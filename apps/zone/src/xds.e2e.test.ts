@@ -339,6 +339,45 @@ describe('ADS authentication', () => {
     expect(unknown.details).toBe('resource "default.ghost-1" not found; create a Dataplane in the control plane first or pass it as an argument to mesh-dp');
   });
 
+  it('takes each proxy type only with its own kind of token, and says which one it takes', async () => {
+    const dataplaneToken = async (type: string) => (await api('POST', '/tokens/dataplane', { name: 'web-1', mesh: 'default', type, validFor: '1h' })).text;
+    // The legacy zone-ingress token form, a dataplane token of type ingress, is no sidecar's.
+    expect(await refusal(connect('default.web-1', await dataplaneToken('ingress')))).toEqual({
+      code: 2,
+      details: 'authentication failed: a dataplane token of type "ingress" cannot authenticate a dataplane proxy; it takes a dataplane token of type "dataplane" or without a type',
+    });
+    const zoneToken = (scope: string) => api('POST', '/tokens/zone', { zone: '', scope: [scope], validFor: '1h' });
+    expect(await refusal(connect('default.web-1', (await zoneToken('ingress')).text))).toEqual({
+      code: 2,
+      details: 'authentication failed: a zone token cannot authenticate a dataplane proxy; it takes a dataplane token',
+    });
+    for (const type of ['', 'dataplane']) {
+      const { clusters } = await subscribe(connect('default.web-1', await dataplaneToken(type)));
+      expect(resourceNames(clusters)).toContain('backend');
+    }
+
+    expect((await api('PUT', '/zone-ingresses/ingress-auth', { type: 'ZoneIngress', name: 'ingress-auth', networking: { address: '10.0.2.1', port: 10001 } })).status).toBe(201);
+    expect((await api('PUT', '/zoneegresses/egress-auth', { type: 'ZoneEgress', name: 'egress-auth', networking: { address: '10.0.2.2', port: 10002 } })).status).toBe(201);
+    const zoneProxy = (type: 'ingress' | 'egress', token: string) => connect(`.${type}-auth`, token, { 'dataplane.proxyType': type });
+    for (const type of ['', 'ingress']) {
+      const token = (await api('POST', '/tokens/dataplane', { mesh: 'default', type, validFor: '1h' })).text;
+      expect(await refusal(zoneProxy('ingress', token))).toEqual({
+        code: 2,
+        details: 'authentication failed: a dataplane token cannot authenticate a zone ingress; it takes a zone token whose scope holds ingress (or a zone-ingress token)',
+      });
+      expect(await refusal(zoneProxy('egress', token))).toEqual({
+        code: 2,
+        details: 'authentication failed: a dataplane token cannot authenticate a zone egress; it takes a zone token whose scope holds egress',
+      });
+    }
+    for (const type of ['ingress', 'egress'] as const) {
+      const client = zoneProxy(type, (await zoneToken(type)).text);
+      client.request({ typeUrl: TYPE.listener });
+      await client.next(TYPE.listener, 1);
+      expect(client.status).toBeUndefined();
+    }
+  });
+
   it('takes a node repeated in later requests, and closes the stream when it names another proxy', async () => {
     const client = connect('default.web-1', await tokenFor('web-1'));
     const { clusters } = await subscribe(client);
@@ -512,6 +551,56 @@ describe('zone proxies', () => {
       'the zone ingress insight',
     );
     expect(overview.json.zoneIngressInsight.subscriptions[0].connectTime).toEqual(expect.any(String));
+  });
+});
+
+describe('proxies registering again', () => {
+  /** A stream of a proxy that brings its resource, as `mesh-dp` does, once it got its first listeners. */
+  async function register(nodeId: string, token: string, proxyType: string, resource: Record<string, unknown>): Promise<AdsClient> {
+    const client = connect(nodeId, token, { 'dataplane.proxyType': proxyType, 'dataplane.resource': JSON.stringify(resource) });
+    client.request({ typeUrl: TYPE.listener });
+    await client.next(TYPE.listener, 1);
+    return client;
+  }
+  const zoneToken = async (scope: string) => (await api('POST', '/tokens/zone', { zone: '', scope: [scope], validFor: '1h' })).text;
+  const stored = async (path: string) => (await api('GET', path)).json as Record<string, any>;
+
+  it("keep a zone ingress's available services: back as it was, the ingress writes nothing; moved, it keeps them", async () => {
+    const token = await zoneToken('ingress');
+    const ingress = { type: 'ZoneIngress', name: 'ingress-back', networking: { address: '10.0.3.1', port: 10001 } };
+    (await register('.ingress-back', token, 'ingress', ingress)).close();
+    const before = await eventually(() => stored('/zone-ingresses/ingress-back'), (body) => body.availableServices?.length > 0, 'the ingress to advertise services');
+
+    (await register('.ingress-back', token, 'ingress', ingress)).close();
+    expect(await stored('/zone-ingresses/ingress-back')).toEqual(before);
+
+    const moved = { ...ingress, networking: { ...ingress.networking, port: 10002 } };
+    await register('.ingress-back', token, 'ingress', moved);
+    const after = await stored('/zone-ingresses/ingress-back');
+    expect([after.networking.port, after.availableServices]).toEqual([10002, before.availableServices]);
+  });
+
+  it("keep the health a dataplane's inbounds were given, and a zone egress as it was", async () => {
+    const plain = sidecar('probed-1', '10.0.3.2', 'probed');
+    const probed = { ...plain, networking: { ...plain.networking, inbound: [{ ...plain.networking.inbound[0]!, serviceProbe: { interval: '1s' } }] } };
+    (await register('default.probed-1', await tokenFor('probed-1'), 'dataplane', probed)).close();
+    expect((await stored('/meshes/default/dataplanes/probed-1')).networking.inbound[0].health).toEqual({ ready: false });
+    // A health checker found it ready.
+    const checked = await stored('/meshes/default/dataplanes/probed-1');
+    checked.networking.inbound[0].health = { ready: true };
+    expect((await api('PUT', '/meshes/default/dataplanes/probed-1', checked)).status).toBe(200);
+    const ready = await stored('/meshes/default/dataplanes/probed-1');
+
+    // Back, and staying: its stream lasts until the end, so it is not deregistered meanwhile.
+    await register('default.probed-1', await tokenFor('probed-1'), 'dataplane', probed);
+    expect(await stored('/meshes/default/dataplanes/probed-1')).toEqual(ready);
+
+    const egress = { type: 'ZoneEgress', name: 'egress-back', networking: { address: '10.0.3.3', port: 10003 } };
+    const token = await zoneToken('egress');
+    (await register('.egress-back', token, 'egress', egress)).close();
+    const first = await stored('/zoneegresses/egress-back');
+    await register('.egress-back', token, 'egress', egress);
+    expect(await stored('/zoneegresses/egress-back')).toEqual(first);
   });
 });
 

@@ -195,6 +195,27 @@ describe('ResourceManager', () => {
     expect(stored.networking.inbound[0]).toEqual({ port: 80, tags: { 'mesh.io/service': 'web', 'mesh.io/zone': 'east' }, serviceProbe: {}, health: { ready: false } });
   });
 
+  it('leaves a resource as it is when asked to skip a write that stores what it holds, defaults included', async () => {
+    const { store, manager } = await setup('zone', 'east');
+    await store.create({ type: 'Mesh', mesh: '', name: 'm', spec: '{}' });
+    const body = { type: 'Dataplane', mesh: 'm', name: 'dp', networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } };
+    const written = await manager.apply(kind('Dataplane'), { mesh: 'm', name: 'dp' }, body);
+    const changes: string[] = [];
+    store.onChange((change) => changes.push(`${change.operation} ${change.type} ${change.name}`));
+    // Stored with the zone tag the body leaves out: the same resource, nothing written.
+    const again = await manager.apply(kind('Dataplane'), { mesh: 'm', name: 'dp' }, body, { skipUnchanged: true });
+    expect(again).toEqual({ created: false, resource: written.resource, warnings: [] });
+    expect((await store.get({ type: 'Dataplane', mesh: 'm', name: 'dp' }))!.version).toBe(written.resource.version);
+    expect(changes).toEqual([]);
+    const moved = { ...body, networking: { ...body.networking, address: '10.0.0.2' } };
+    const changed = await manager.apply(kind('Dataplane'), { mesh: 'm', name: 'dp' }, moved, { skipUnchanged: true });
+    expect(JSON.parse(changed.resource.spec).networking.address).toBe('10.0.0.2');
+    expect(changes).toEqual(['update Dataplane dp']);
+    // Without the option the same write is made again, as the API does.
+    await manager.apply(kind('Dataplane'), { mesh: 'm', name: 'dp' }, moved);
+    expect(changes).toEqual(['update Dataplane dp', 'update Dataplane dp']);
+  });
+
   it('keeps rate limits on external services to service-only destinations, both ways', async () => {
     const { manager } = await setup();
     await put(manager, 'Mesh', '', 'm', {});

@@ -1,5 +1,6 @@
 // The one write path of every resource: the REST API, the control plane's own subsystems and
 // zone sync all write through `apply` and `remove`. See README.md for the steps in order.
+import { isDeepStrictEqual } from 'node:util';
 import {
   checkMeshName,
   checkResourceName,
@@ -64,6 +65,11 @@ export interface WriteOptions {
   caller?: Caller;
   /** `local` by default. */
   origin?: WriteOrigin;
+  /**
+   * Leave the stored resource as it is, labels included, when the write would store the spec it
+   * holds (a proxy registering itself again as it was): no new version, no change to follow.
+   */
+  skipUnchanged?: boolean;
 }
 
 export interface ResourceManagerOptions {
@@ -146,7 +152,7 @@ export class ResourceManager {
     const stored = { ...withoutControlPlaneLabels(labels), ...originLabels(origin) };
     if (origin !== 'local') return this.writeSynced(kind, key, spec, stored, current);
     return current
-      ? withTitle(WRITE_TITLES.update, () => this.update(kind, current, spec, stored))
+      ? withTitle(WRITE_TITLES.update, () => this.update(kind, current, spec, stored, options.skipUnchanged ?? false))
       : withTitle(WRITE_TITLES.create, () => this.create(kind, key, spec, stored));
   }
 
@@ -234,11 +240,15 @@ export class ResourceManager {
     return { created: true, resource, warnings: [] };
   }
 
-  private async update(kind: AnyKind, current: StoredResource, spec: Spec, labels: Record<string, string>): Promise<WriteResult> {
+  private async update(kind: AnyKind, current: StoredResource, spec: Spec, labels: Record<string, string>, skipUnchanged: boolean): Promise<WriteResult> {
     const key = keyOf(kind, current.mesh, current.name);
     const hooks = HOOKS.get(kind.name) ?? NO_HOOKS;
     const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
     const toStore = hooks.beforeUpdate ? await hooks.beforeUpdate(this.ctx, key, defaulted, current) : defaulted;
+    // Compared as stored (no undefined fields), whatever the order of the fields.
+    if (skipUnchanged && isDeepStrictEqual(JSON.parse(JSON.stringify(toStore)), JSON.parse(current.spec))) {
+      return { created: false, resource: current, warnings: [] };
+    }
     const owned = hooks.owned ? await hooks.owned(this.ctx, key, toStore, current) : [];
     const resource = await this.options.store.update({ ...key, spec: JSON.stringify(toStore), version: current.version, labels }, owned);
     return { created: false, resource, warnings: [] };

@@ -6,7 +6,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { bootstrapTokens, ADMIN_TOKEN_SECRET } from './bootstrap.js';
 import { keyPlace, SigningKeys } from './signing-keys.js';
-import { SigningKeyNotFound, TokenService } from './tokens.js';
+import { SigningKeyNotFound, tokenKindOf, TokenService } from './tokens.js';
 
 const HOUR = 3600;
 
@@ -47,6 +47,30 @@ describe('TokenService', () => {
       reason: 'dataplane contains tag "mesh.io/service" with value "api" which is not allowed with this token. Allowed values in token are [web]',
     });
   });
+
+  it('takes a dataplane token for a dataplane proxy only when its type is a dataplane’s', async () => {
+    const { tokens } = await setup();
+    const web = { mesh: 'default', name: 'web-1', tags: { 'mesh.io/service': ['web'] } };
+    const ofType = (type: string) => tokens.issueDataplaneToken({ name: 'web-1', mesh: 'default', tags: {}, type }, HOUR);
+    expect(await tokens.verifyDataplaneToken(await ofType(''), web)).toMatchObject({ ok: true, claims: { type: '' } });
+    expect(await tokens.verifyDataplaneToken(await ofType('dataplane'), web)).toMatchObject({ ok: true, claims: { type: 'dataplane' } });
+    for (const type of ['ingress', 'egress']) {
+      expect(await tokens.verifyDataplaneToken(await ofType(type), web)).toEqual({
+        ok: false,
+        reason: `a dataplane token of type "${type}" cannot authenticate a dataplane proxy; it takes a dataplane token of type "dataplane" or without a type`,
+      });
+    }
+  }, 60_000);
+
+  it('tells the kind of a token by its claims', async () => {
+    const { tokens } = await setup();
+    expect(tokenKindOf(await tokens.issueDataplaneToken({ name: '', mesh: 'default', tags: {}, type: 'ingress' }, HOUR))).toBe('dataplane');
+    expect(tokenKindOf(await tokens.issueZoneIngressToken('east', HOUR))).toBe('zoneIngress');
+    expect(tokenKindOf(await tokens.issueZoneToken({ zone: '', scope: ['egress'] }, HOUR))).toBe('zone');
+    expect(tokenKindOf(await tokens.issueUserToken({ name: 'john', groups: [] }, HOUR))).toBe('user');
+    expect(tokenKindOf('not-a-jwt')).toBeUndefined();
+    expect(tokenKindOf(`${b64url({ alg: 'RS256' })}.${b64url({ sub: 'x' })}.c2ln`)).toBeUndefined();
+  }, 60_000);
 
   it('refuses tokens that must fail, each with its reason', async () => {
     const { tokens, keys, manager, at } = await setup();

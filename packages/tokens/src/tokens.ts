@@ -1,7 +1,7 @@
 // Issuing and verifying the control plane's JWTs (docs/tokens.md): RS256, the signing key's
 // serial as `kid`, capitalised custom claims, `jti`/`iat`/`nbf`/`exp`; revocation by `jti`.
 import { type KeyObject, randomUUID } from 'node:crypto';
-import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { keyPlace, missingKeyMessage, SigningKeys, type KeyPlace, type TokenKind } from './signing-keys.js';
 
 /** The reference backdates `nbf` by five minutes, for clocks a little behind. */
@@ -24,6 +24,33 @@ export interface UserClaims {
 
 /** A token cannot be issued: no signing key for it (the reference's 404 `Signing Key not found`). */
 export class SigningKeyNotFound extends Error {}
+
+/**
+ * The `Type` claims of a dataplane token that a dataplane proxy may present: empty or `dataplane`.
+ * `ingress` and `egress` name the zone proxies (the legacy zone-ingress tokens were dataplane
+ * tokens of type `ingress`), which authenticate with zone tokens instead (docs/tokens.md).
+ */
+const DATAPLANE_PROXY_TOKEN_TYPES: ReadonlySet<string> = new Set(['', 'dataplane']);
+
+/**
+ * Which kind of token this is, by its claims alone and before any check, so a proxy presenting
+ * another kind than it needs can be told so: zone tokens carry `Scope`, user tokens `Groups`,
+ * dataplane tokens `Mesh`, `Tags` and `Type`, zone-ingress tokens only `Zone`. Undefined for what
+ * is not a JWT or has none of these.
+ */
+export function tokenKindOf(token: string): TokenKind | undefined {
+  let claims: JWTPayload;
+  try {
+    claims = decodeJwt(token);
+  } catch {
+    return undefined;
+  }
+  if ('Scope' in claims) return 'zone';
+  if ('Groups' in claims) return 'user';
+  if ('Mesh' in claims || 'Tags' in claims || 'Type' in claims) return 'dataplane';
+  if ('Zone' in claims) return 'zoneIngress';
+  return undefined;
+}
 
 /** A token did not verify; `reason` says why, for logs and for the caller. */
 export type Verification<T> = { ok: true; claims: T } | { ok: false; reason: string };
@@ -89,9 +116,9 @@ export class TokenService {
   }
 
   /**
-   * A proxy's dataplane token, checked against the proxy it is presented for: a name or mesh in
-   * the token must be the proxy's, and every tag it names must be on the proxy with only the
-   * values it allows.
+   * A dataplane proxy's token, checked against the proxy it is presented for: its type must be a
+   * dataplane's, a name or mesh in the token must be the proxy's, and every tag it names must be
+   * on the proxy with only the values it allows.
    */
   async verifyDataplaneToken(token: string, proxy: { mesh: string; name: string; tags: Record<string, string[]> }): Promise<Verification<DataplaneClaims>> {
     const verified = await this.verify('dataplane', keyPlace('dataplane', proxy.mesh), token);
@@ -102,6 +129,9 @@ export class TokenService {
       tags: (verified.payload.Tags as Record<string, string[]> | undefined) ?? {},
       type: String(verified.payload.Type ?? ''),
     };
+    if (!DATAPLANE_PROXY_TOKEN_TYPES.has(claims.type)) {
+      return { ok: false, reason: `a dataplane token of type "${claims.type}" cannot authenticate a dataplane proxy; it takes a dataplane token of type "dataplane" or without a type` };
+    }
     if (claims.name !== '' && claims.name !== proxy.name) return { ok: false, reason: `proxy name from requestor: ${proxy.name} is different than in token: ${claims.name}` };
     if (claims.mesh !== '' && claims.mesh !== proxy.mesh) return { ok: false, reason: `proxy mesh from requestor: ${proxy.mesh} is different than in token: ${claims.mesh}` };
     for (const [tag, allowed] of Object.entries(claims.tags)) {

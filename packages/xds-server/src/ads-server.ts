@@ -14,6 +14,7 @@ import { type Authenticator, credentialOf } from './auth.js';
 import { insightKindOf, type InsightWriter, Subscription } from './insights.js';
 import { METADATA, proxyNodeOf, type ProxyNode, proxyVersionOf, RESOURCE_TYPE_OF, StreamRefusal, stringMetadata } from './proxy-node.js';
 import { RefreshQueue } from './refresh-queue.js';
+import { registeredSpec } from './registration.js';
 import { ProxySession } from './session.js';
 import type { Snapshot } from './snapshot.js';
 import type { AdsCall } from './transport.js';
@@ -259,12 +260,12 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
           throw new StreamRefusal(`you are trying to override existing proxy to which you don't have an access.: ${describeError(error)}`);
         }
       }
-      if (!stored || stored.spec !== JSON.stringify(brought.spec)) {
-        try {
-          await options.manager.apply(kind, { mesh: node.mesh, name: node.name }, brought.body);
-        } catch (error) {
-          throw new StreamRefusal(`could not register proxy passed in mesh-dp run: ${describeError(error)}`);
-        }
+      // What the control plane keeps in the stored resource stays, and a proxy back as it was writes nothing.
+      const body = { ...brought.body, ...registeredSpec(resourceType, brought.spec, storedSpec) };
+      try {
+        await options.manager.apply(kind, { mesh: node.mesh, name: node.name }, body, { skipUnchanged: true });
+      } catch (error) {
+        throw new StreamRefusal(`could not register proxy passed in mesh-dp run: ${describeError(error)}`);
       }
       this.registered = true;
     }

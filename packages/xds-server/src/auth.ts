@@ -1,8 +1,9 @@
 // Proxy authentication (docs/xds.md, Authentication): a dataplane presents its dataplane token, a
 // zone ingress or egress its zone token, as the single `authorization` gRPC metadata value (the raw
-// token, no `Bearer`). Failures carry the reference's messages and close the stream.
+// token, no `Bearer`). Failures carry the reference's messages and close the stream; a token of
+// another kind than the proxy needs is refused with a message saying which one it needs.
 import { dataplaneTagSets, type DataplaneSpec } from '@mesh/model';
-import type { TokenService } from '@mesh/tokens';
+import { tokenKindOf, type TokenKind, type TokenService } from '@mesh/tokens';
 import type { ProxyType } from './proxy-node.js';
 import { StreamRefusal } from './proxy-node.js';
 
@@ -35,6 +36,27 @@ export function tagValuesOf(spec: DataplaneSpec): Record<string, string[]> {
   return Object.fromEntries(Object.entries(values).map(([tag, set]) => [tag, [...set].sort()]));
 }
 
+const TOKEN_NAMES: Readonly<Record<TokenKind, string>> = { dataplane: 'a dataplane token', zoneIngress: 'a zone-ingress token', zone: 'a zone token', user: 'a user token' };
+const PROXY_NAMES: Readonly<Record<ProxyType, string>> = { dataplane: 'a dataplane proxy', ingress: 'a zone ingress', egress: 'a zone egress' };
+const TOKENS_NEEDED: Readonly<Record<ProxyType, string>> = {
+  dataplane: 'a dataplane token',
+  ingress: 'a zone token whose scope holds ingress (or a zone-ingress token)',
+  egress: 'a zone token whose scope holds egress',
+};
+
+/** Whether a kind of token can authenticate a type of proxy. */
+const authenticates = (kind: TokenKind, proxyType: ProxyType): boolean =>
+  proxyType === 'dataplane' ? kind === 'dataplane' : kind === 'zone' || (proxyType === 'ingress' && kind === 'zoneIngress');
+
+/** The refusal of a token that did not verify: which token the proxy needs when it presented another kind, else why it failed. */
+function refusal(credential: string, proxyType: ProxyType, reason: string): StreamRefusal {
+  const kind = tokenKindOf(credential);
+  if (kind !== undefined && !authenticates(kind, proxyType)) {
+    return new StreamRefusal(`authentication failed: ${TOKEN_NAMES[kind]} cannot authenticate ${PROXY_NAMES[proxyType]}; it takes ${TOKENS_NEEDED[proxyType]}`);
+  }
+  return new StreamRefusal(`authentication failed: ${reason}`);
+}
+
 export class Authenticator {
   constructor(private readonly options: AuthenticatorOptions) {}
 
@@ -47,7 +69,7 @@ export class Authenticator {
   async authenticateDataplane(credential: string, dataplane: { mesh: string; name: string; spec: DataplaneSpec }): Promise<void> {
     if (this.options.dataplanes === 'none') return;
     const verified = await this.options.tokens.verifyDataplaneToken(credential, { mesh: dataplane.mesh, name: dataplane.name, tags: tagValuesOf(dataplane.spec) });
-    if (!verified.ok) throw new StreamRefusal(`authentication failed: ${verified.reason}`);
+    if (!verified.ok) throw refusal(credential, 'dataplane', verified.reason);
   }
 
   /** Checks a zone ingress's or egress's zone token (a legacy zone-ingress token also does for ingresses). */
@@ -59,6 +81,6 @@ export class Authenticator {
       const legacy = await this.options.tokens.verifyZoneIngressToken(credential, this.options.zone);
       if (legacy.ok) return;
     }
-    throw new StreamRefusal(`authentication failed: ${verified.reason}`);
+    throw refusal(credential, proxyType, verified.reason);
   }
 }

@@ -6,48 +6,16 @@
 //
 // Knobs (env): BENCH_DURATION seconds per measurement (3), BENCH_SAMPLES propagation samples (200).
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { children, freePort, quantile } from './common.mjs';
+import { quantile, startZone } from './common.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const SEEDED = 1_000;
 
 const { startPostgresServer } = await import(pathToFileURL(join(root, 'packages', 'store-postgres', 'dist', 'testing', 'index.js')).href);
-
-
-
-async function startZone(env) {
-  const ports = { http: await freePort(), https: await freePort(), diagnostics: await freePort() };
-  const child = spawn(process.execPath, [ZONE_BINARY], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      MESH_GENERAL_WORK_DIR: mkdtempSync(join(tmpdir(), 'mesh-bench-')),
-      MESH_API_SERVER_HTTP_PORT: String(ports.http),
-      MESH_API_SERVER_HTTPS_PORT: String(ports.https),
-      MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
-      MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
-      // Every instance's data plane server on a free port (several run at once).
-      MESH_DP_SERVER_PORT: '0',
-      ...env,
-    },
-    stdio: 'ignore',
-  });
-  children.add(child);
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${ports.diagnostics}/ready`)).ok) return { url: `http://127.0.0.1:${ports.http}`, child };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('control plane did not become ready');
-}
 
 const route = (name) => ({
   type: 'TrafficRoute',

@@ -4,14 +4,16 @@
 // while writing: writes answer 503 with the standard error body, reads go on, nothing
 // acknowledged is lost, and writes work again once there is room. The disk is a small tmpfs where
 // this machine lets the test mount one; the database's own size cap (`store.sqlite.maxSize`)
-// fills up the same way everywhere.
+// fills up the same way everywhere. A database file removed or replaced while the process runs:
+// writes answer 503 naming the file, readiness fails, reads go on, and one log line says what
+// happened.
 import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { BINARIES, freePort, startControlPlane, type ControlPlaneProcess, type Ports } from './testing/process.js';
 import { sendRaw, standardErrorProblem } from './testing/raw-http.js';
 
@@ -223,4 +225,59 @@ describe('a disk that fills up while writing', () => {
     expect((await put(cp, refused)).status).toBe(201);
     await expectKept(cp, [...acknowledged, refused]);
   }, 120_000);
+});
+
+describe('a database file that goes away while the process runs', () => {
+  const route = (name: string) => ({ type: 'TrafficRoute', mesh: 'default', name, sources: ALL, destinations: ALL, conf: { destination: { 'mesh.io/service': name } } });
+  const put = (cp: Started, name: string) => sendRaw(cp.url, { method: 'PUT', path: `/meshes/default/traffic-routes/${name}`, headers: json, body: JSON.stringify(route(name)) });
+
+  /** Writes answer 503 naming what happened to the file, readiness fails, reads go on, and one log line says it. */
+  async function expectWritesStopped(cp: Started, what: string): Promise<void> {
+    for (const name of ['after', 'before']) {
+      const refused = await put(cp, name);
+      expect(refused.status, refused.text).toBe(503);
+      expect(standardErrorProblem(refused)).toBeUndefined();
+      expect(JSON.parse(refused.text)).toMatchObject({ title: 'Service Unavailable', detail: expect.stringContaining(what) });
+    }
+    const deleted = await sendRaw(cp.url, { method: 'DELETE', path: '/meshes/default/traffic-routes/before' });
+    expect(deleted.status, deleted.text).toBe(503);
+    expect((await fetch(`http://127.0.0.1:${cp.ports.diagnostics}/ready`)).status).toBe(503);
+    const read = await sendRaw(cp.url, { method: 'GET', path: '/meshes/default/traffic-routes/before' });
+    expect(read.status).toBe(200);
+    expect(JSON.parse(read.text)).toMatchObject({ name: 'before' });
+    expect((await sendRaw(cp.url, { method: 'GET', path: '/meshes/default/traffic-routes/after' })).status).toBe(404);
+    // Once more writes were refused and their lines are out, the line about the file is still the only other error line.
+    for (let i = 0; i < 3; i++) expect((await put(cp, `again-${i}`)).status).toBe(503);
+    const logged = () =>
+      cp
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((line) => line.level >= 50);
+    await vi.waitFor(() => expect(logged().filter((line) => line.msg === 'request errored')).toHaveLength(6), { timeout: 30_000, interval: 100 });
+    const others = logged().filter((line) => line.msg !== 'request errored');
+    expect(others).toHaveLength(1);
+    expect(others[0]).toMatchObject({ level: 50, msg: expect.stringContaining(`${what}: from now on writes answer 503 and /ready fails`) });
+  }
+
+  it('removed: writes answer 503 naming it, /ready fails, reads go on, one error line', async () => {
+    const cp = await startControlPlane();
+    started.push(cp);
+    expect((await put(cp, 'before')).status).toBe(201);
+    const path = join(cp.workDir, 'mesh.db');
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file);
+    await expectWritesStopped(cp, `database ${path} was removed while open`);
+  }, 60_000);
+
+  it('replaced by another database: the same', async () => {
+    const cp = await startControlPlane();
+    started.push(cp);
+    expect((await put(cp, 'before')).status).toBe(201);
+    const path = join(cp.workDir, 'mesh.db');
+    const other = join(cp.workDir, 'other.db');
+    new Database(other).close();
+    renameSync(other, path);
+    await expectWritesStopped(cp, `database ${path} was replaced by another file while open`);
+  }, 60_000);
 });

@@ -37,7 +37,7 @@ const CLUSTER_ID_SETTING = 'clusterId';
 export async function startControlPlane(config: ControlPlaneConfig, logger: Logger): Promise<RunningControlPlane> {
   const mode = config.mode as Mode;
   prepareWorkDir(config.general.workDir);
-  const { store: unmeteredStore, isAvailable, leadership, location } = await openStore(config);
+  const { store: unmeteredStore, isAvailable, leadership, location } = await openStore(config, logger);
   const store = new MeteredResourceStore(unmeteredStore);
   const insights = new InsightAggregator({ store, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
   const zoneName = config.multizone.zone.name || undefined;

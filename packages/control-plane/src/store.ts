@@ -5,6 +5,7 @@ import type { ResourceStore } from '@mesh/store';
 import { connectionConfig, PostgresLeaderElection, PostgresResourceStore, type PostgresStoreOptions } from '@mesh/store-postgres';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { parseDurationNanos } from '@mesh/model';
+import type { Logger } from 'pino';
 import type { ControlPlaneConfig } from './config.js';
 
 /** Which instance does the work that must run once (defaults, keys, zone sync toward the global). */
@@ -17,7 +18,7 @@ export interface Leadership {
 
 export interface OpenedStore {
   store: ResourceStore;
-  /** Whether the store can serve: always for the embedded store; while its database is reachable for PostgreSQL. */
+  /** Whether the store can serve: for the embedded store while its file is in place; for PostgreSQL while its database is reachable. */
   isAvailable: () => boolean;
   leadership: Leadership;
   /** Where the data is, for logs and the startup banner. */
@@ -27,11 +28,21 @@ export interface OpenedStore {
 /** The one instance of an embedded store leads for good. */
 const SOLE_INSTANCE: Leadership = { isLeader: true, onChange: () => {}, stop: async () => {} };
 
-export async function openStore(config: ControlPlaneConfig): Promise<OpenedStore> {
+export async function openStore(config: ControlPlaneConfig, logger: Logger): Promise<OpenedStore> {
   if (config.store.type !== 'postgres') {
     const memory = config.store.type === 'memory';
-    const store = new SqliteResourceStore({ path: memory ? ':memory:' : config.store.sqlite.path, maxSizeBytes: config.store.sqlite.maxSize });
-    return { store, isAvailable: () => true, leadership: SOLE_INSTANCE, location: memory ? 'memory' : config.store.sqlite.path };
+    const path = memory ? ':memory:' : config.store.sqlite.path;
+    const store = new SqliteResourceStore({
+      path,
+      maxSizeBytes: config.store.sqlite.maxSize,
+      // Writes stop for good; what to do is the operator's (docs/api.md, A database file that goes away).
+      onFileLost: (what) =>
+        logger.error(
+          { path },
+          `${what}: from now on writes answer 503 and /ready fails, reads are served from memory (the only copy of what was written since the file was last backed up); to recover, stop the control plane, restore the file from a backup and start it again`,
+        ),
+    });
+    return { store, isAvailable: () => store.available, leadership: SOLE_INSTANCE, location: memory ? 'memory' : path };
   }
   const options = postgresOptions(config);
   const store = await PostgresResourceStore.open(options);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { guardConnections, limitConcurrentRequests } from './limits.js';
-import { startApi, stdError, trafficRoute, type TestApi } from './testing.js';
+import { dataplane, invalid, startApi, stdError, trafficRoute, type TestApi } from './testing.js';
 
 const servers: Server[] = [];
 const apis: TestApi[] = [];
@@ -133,4 +133,27 @@ describe('the request body limit', () => {
     const token = await api.request('POST', '/tokens/user', { body: { name: 'x'.repeat(400), validFor: '1h' } });
     expect([token.status, token.body]).toEqual([413, stdError(413, 'Payload Too Large', 'Request body is larger than 300 bytes')]);
   });
+});
+
+describe('the inbounds and outbounds of a Dataplane', () => {
+  const sized = (name: string, inbounds: number, outbounds: number) => {
+    const body = dataplane(name, { inbounds: Array.from({ length: inbounds }, (_, i) => ({ 'mesh.io/service': `in-${i}` })) });
+    return { ...body, networking: { ...body.networking, outbound: Array.from({ length: outbounds }, (_, i) => ({ port: 30_000 + i, tags: { 'mesh.io/service': `out-${i}` } })) } };
+  };
+
+  it('are at most 1000 each: one more is a 400 naming the limit, and nothing is stored', async () => {
+    const api = await startApi();
+    apis.push(api);
+    expect((await api.put('/meshes/default/dataplanes/at-limit', sized('at-limit', 1000, 1000))).status).toBe(201);
+    const before = await api.snapshot();
+    expect(await api.put('/meshes/default/dataplanes/over', sized('over', 1001, 1))).toMatchObject({
+      status: 400,
+      body: invalid('Could not process a resource', ['networking.inbound', 'must have at most 1000 inbounds (the limit per Dataplane), not 1001']),
+    });
+    expect(await api.put('/meshes/default/dataplanes/at-limit', sized('at-limit', 1, 1001))).toMatchObject({
+      status: 400,
+      body: invalid('Could not process a resource', ['networking.outbound', 'must have at most 1000 outbounds (the limit per Dataplane), not 1001']),
+    });
+    expect(await api.snapshot()).toEqual(before);
+  }, 60_000);
 });

@@ -8,6 +8,15 @@ export type Mode = 'standalone' | 'global' | 'zone';
 
 export const MODES: readonly Mode[] = ['standalone', 'global', 'zone'];
 
+/** A list of the spec that may hold only so many items (docs/api.md, Limits). */
+export interface ListLimit {
+  /** Its place in the spec, dotted (`networking.inbound`), as violations name it. */
+  readonly field: string;
+  readonly max: number;
+  /** What its items are, in the plural (`inbounds`), for the message. */
+  readonly items: string;
+}
+
 export interface KindDescriptor<Spec = Record<string, unknown>> {
   /** Kind name, the store's type key (`TrafficRoute`). */
   readonly name: string;
@@ -63,6 +72,12 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly nameIsDnsLabel: boolean;
   /** Decodes the spec fields of a body into their normalised wire form. */
   readonly schema: z.ZodType<Spec>;
+  /**
+   * Lists that may hold only so many items, counted on the body before it is decoded (`decodeSpec`,
+   * for kinds whose spec sits beside the meta), so that refusing an oversized one costs no more
+   * than counting it.
+   */
+  readonly listLimits?: readonly ListLimit[];
   /** The reference's validation rules; all violations, in check order. */
   readonly validate: (spec: Spec) => Violation[];
   /** The tag sets a `tag=key:value` list filter looks at (dataplane inbounds and gateway, service tags). */

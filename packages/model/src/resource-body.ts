@@ -27,8 +27,9 @@ const invalidObject = (kind: AnyKind, message: string) => badRequest(`invalid ${
 
 /**
  * Splits a body into its meta, labels and decoded spec. A field of the wrong JSON type is a
- * decode failure (400 `invalid <Kind> object`), as in the reference; a kind whose spec travels
- * under `spec` is checked against its schema instead (400 with every mismatch as a cause).
+ * decode failure (400 `invalid <Kind> object`), as in the reference; a list over its kind's limit
+ * is a violation (400 `Resource is not valid`); a kind whose spec travels under `spec` is checked
+ * against its schema instead (400 with every mismatch as a cause).
  */
 export function readResourceBody(kind: AnyKind, body: unknown): ResourceBody {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidObject(kind, 'expected a JSON object');
@@ -43,7 +44,7 @@ export function readResourceBody(kind: AnyKind, body: unknown): ResourceBody {
   const labels = readLabels(kind, record.labels);
   if (kind.specField !== undefined) return { meta, labels, spec: readNestedSpec(kind, kind.specField, record[kind.specField]) };
   const decoded = decodeSpec(kind, body);
-  if (!decoded.ok) throw invalidObject(kind, decoded.message);
+  if (!decoded.ok) throw decoded.violations ? invalidResource(decoded.violations) : invalidObject(kind, decoded.message);
   return { meta, labels, spec: decoded.spec };
 }
 

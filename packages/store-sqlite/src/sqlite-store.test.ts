@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqliteResourceStore } from './sqlite-store.js';
 import type { ResourceChange } from '@mesh/store';
 import { describeResourceStore } from '@mesh/store/testing';
@@ -200,6 +200,72 @@ describe('SqliteResourceStore on a file it cannot use', () => {
     expect((await reopened.list({ type: 'TrafficRoute', offset: 0, size: 0 })).total).toBe(written - 4);
     const log = await reopened.changesSince(0, 10_000);
     expect(log.resync ? [] : log.changes.map((c) => c.revision)).toEqual(Array.from({ length: revision + 6 }, (_, i) => i + 1));
+    await reopened.close();
+  });
+});
+
+describe('SqliteResourceStore whose file goes away while open', () => {
+  const removeDatabase = (path: string) => {
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+  };
+
+  /** A store on a file with one route written, and what it reported about its file. */
+  async function openWithRoute() {
+    const path = tempFile();
+    const lost: string[] = [];
+    const store = new SqliteResourceStore({ path, onFileLost: (what) => lost.push(what) });
+    await store.create(route('default', 'before', '{"kept":true}'));
+    return { path, lost, store };
+  }
+
+  /** Every kind of write is refused with `message`; reads are served as before. */
+  async function expectWritesRefusedReadsServed(store: SqliteResourceStore, message: string) {
+    const refused = { code: 'unavailable', title: 'Service Unavailable', message: expect.stringContaining(message) };
+    await expect(store.create(route('default', 'after'))).rejects.toMatchObject(refused);
+    await expect(store.update({ ...route('default', 'before', '{"kept":false}'), version: 1 })).rejects.toMatchObject(refused);
+    await expect(store.delete({ type: 'TrafficRoute', mesh: 'default', name: 'before' })).rejects.toMatchObject(refused);
+    await expect(store.writeBatch([{ operation: 'upsert', resource: route('default', 'batched') }])).rejects.toMatchObject(refused);
+    await expect(store.putSetting('key', 'value')).rejects.toMatchObject(refused);
+    expect(await store.get({ type: 'TrafficRoute', mesh: 'default', name: 'before' })).toMatchObject({ spec: '{"kept":true}', version: 1 });
+    expect(await store.list({ type: 'TrafficRoute', offset: 0, size: 0 })).toMatchObject({ total: 1, items: [{ name: 'before' }] });
+    expect(await store.currentRevision()).toBe(1);
+    expect(store.available).toBe(false);
+  }
+
+  it('refuses every write once the file is removed, naming it, says so once, and serves reads', async () => {
+    const { path, lost, store } = await openWithRoute();
+    removeDatabase(path);
+    await expectWritesRefusedReadsServed(store, `database ${path} was removed while open`);
+    expect(lost).toEqual([`database ${path} was removed while open`]);
+    await store.close();
+  });
+
+  it('refuses every write once another file takes its path', async () => {
+    const { path, lost, store } = await openWithRoute();
+    const other = join(dirname(path), 'other.db');
+    await new SqliteResourceStore({ path: other }).close();
+    renameSync(other, path);
+    await expectWritesRefusedReadsServed(store, `database ${path} was replaced by another file while open`);
+    expect(lost).toEqual([`database ${path} was replaced by another file while open`]);
+    await store.close();
+  });
+
+  it('notices a removed file without a write coming', async () => {
+    const { path, lost, store } = await openWithRoute();
+    expect(store.available).toBe(true);
+    removeDatabase(path);
+    await vi.waitFor(() => expect(lost).toEqual([`database ${path} was removed while open`]), { timeout: 30_000, interval: 50 });
+    expect(store.available).toBe(false);
+    await store.close();
+  }, 60_000);
+
+  it('keeps writing while its path names the file it opened', async () => {
+    const { path, lost, store } = await openWithRoute();
+    await store.create(route('default', 'after'));
+    expect([store.available, lost, await store.count('TrafficRoute')]).toEqual([true, [], 2]);
+    await store.close();
+    const reopened = new SqliteResourceStore({ path });
+    expect(await reopened.count('TrafficRoute')).toBe(2);
     await reopened.close();
   });
 });

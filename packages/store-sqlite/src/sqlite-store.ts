@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { statSync, type Stats } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DomainError, meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
 import {
@@ -36,7 +37,22 @@ export interface SqliteStoreOptions {
    * fails as on a full disk. No cap when absent or 0.
    */
   maxSizeBytes?: number;
+  /**
+   * Called once when the path stops naming the database file this store has open (the file was
+   * removed, or another one put in its place), with what happened; writes are refused from then on.
+   */
+  onFileLost?: (what: string) => void;
 }
+
+/** The database file as opened: its path then named this device and inode. */
+interface OpenedFile {
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+/** How often the path of the database file is checked while no write comes (writes check it first). */
+const FILE_CHECK_INTERVAL_MS = 1000;
 
 type Row = typeof resources.$inferSelect;
 
@@ -75,6 +91,12 @@ export class SqliteResourceStore implements ResourceStore {
   private readonly transact: (writes: () => void) => ResourceChange[];
   private revision = 0;
   private prunedThrough = 0;
+  /** The file on disk, watched so that writes stop once its path names another file or none; none in memory. */
+  private readonly file: OpenedFile | undefined;
+  private readonly fileCheck: NodeJS.Timeout | undefined;
+  private readonly onFileLost: ((what: string) => void) | undefined;
+  /** Why writes are refused for good: the database file was lost while open. */
+  private fileLost: DomainError | undefined;
 
   /**
    * Opens the database, applies the migrations it lacks and reads every resource. A file that is
@@ -142,6 +164,16 @@ export class SqliteResourceStore implements ResourceStore {
     } catch (error) {
       throw unusableDatabase(options.path, error);
     }
+    if (this.sqlite.memory) return;
+    const opened = statSync(options.path);
+    this.file = { path: options.path, dev: opened.dev, ino: opened.ino };
+    this.onFileLost = options.onFileLost;
+    this.fileCheck = setInterval(() => this.checkFile(), FILE_CHECK_INTERVAL_MS).unref();
+  }
+
+  /** Whether writes can be kept: false once the database file was lost while open. */
+  get available(): boolean {
+    return this.fileLost === undefined;
   }
 
   async get(key: ResourceKey): Promise<StoredResource | undefined> {
@@ -258,6 +290,7 @@ export class SqliteResourceStore implements ResourceStore {
   }
 
   async putSetting(key: string, value: string): Promise<void> {
+    this.requireFile();
     try {
       this.db.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value } }).run();
     } catch (error) {
@@ -271,6 +304,7 @@ export class SqliteResourceStore implements ResourceStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.fileCheck);
     this.events.removeAllListeners();
     if (this.sqlite.open) this.sqlite.close();
   }
@@ -283,6 +317,7 @@ export class SqliteResourceStore implements ResourceStore {
    * commits, the resources in memory follow and the changes are announced in revision order.
    */
   private commit(writes: () => void): ResourceChange[] {
+    this.requireFile();
     this.pending = [];
     let committed: ResourceChange[];
     try {
@@ -339,6 +374,40 @@ export class SqliteResourceStore implements ResourceStore {
   private timestamp(): string {
     return this.now().toISOString();
   }
+
+  /**
+   * A write into a file whose path names another file, or none, would be lost at the next open:
+   * refused (503), as every write after it, while reads go on from memory.
+   */
+  private requireFile(): void {
+    this.checkFile();
+    if (this.fileLost) throw this.fileLost;
+  }
+
+  /** Compares the path with the file opened (one stat); the first difference is reported once. */
+  private checkFile(): void {
+    if (!this.file || this.fileLost) return;
+    const what = fileChange(this.file);
+    if (what === undefined) return;
+    this.fileLost = new DomainError('unavailable', `The store cannot write: ${what}; reads are still served, writes need the file restored and the control plane restarted`, {
+      title: 'Service Unavailable',
+    });
+    clearInterval(this.fileCheck);
+    this.onFileLost?.(what);
+  }
+}
+
+/** What became of the opened file's path, or undefined while it still names that file. */
+function fileChange(file: OpenedFile): string | undefined {
+  let now: Stats | undefined;
+  try {
+    now = statSync(file.path, { throwIfNoEntry: false });
+  } catch (error) {
+    return `database ${file.path} can no longer be found (${(error as NodeJS.ErrnoException).code ?? String(error)}) while open`;
+  }
+  if (!now) return `database ${file.path} was removed while open`;
+  if (now.dev !== file.dev || now.ino !== file.ino) return `database ${file.path} was replaced by another file while open`;
+  return undefined;
 }
 
 /** SQLite's answers that mean the file cannot take a write now, while reads from memory go on. */

@@ -306,6 +306,32 @@ describe('Dataplane', () => {
   });
 });
 
+describe('Dataplane list limits', () => {
+  const inbounds = (count: number) => Array.from({ length: count }, (_, i) => ({ port: 10_000 + i, tags: { 'mesh.io/service': `in-${i}` } }));
+  const outbounds = (count: number) => Array.from({ length: count }, (_, i) => ({ port: 30_000 + i, tags: { 'mesh.io/service': `out-${i}` } }));
+  const overInbounds = { field: 'networking.inbound', message: 'must have at most 1000 inbounds (the limit per Dataplane), not 1001' };
+  const overOutbounds = { field: 'networking.outbound', message: 'must have at most 1000 outbounds (the limit per Dataplane), not 5000' };
+
+  it('accepts 1000 inbounds and 1000 outbounds', () => {
+    expect(validate(sidecar({ inbound: inbounds(1000), outbound: outbounds(1000) }))).toEqual([]);
+  });
+
+  it('refuses one more, naming the field and the limit', () => {
+    expect(decodeSpec(dataplaneKind, sidecar({ inbound: inbounds(1001) }))).toEqual({
+      ok: false,
+      message: 'networking.inbound: must have at most 1000 inbounds (the limit per Dataplane), not 1001',
+      violations: [overInbounds],
+    });
+  });
+
+  it('counts before decoding: items of any shape, both lists at once', () => {
+    expect(decodeSpec(dataplaneKind, sidecar({ inbound: Array(1001).fill('no inbound'), outbound: Array(5000).fill(null) }))).toMatchObject({
+      ok: false,
+      violations: [overInbounds, overOutbounds],
+    });
+  });
+});
+
 describe('checkDataplaneConstraints', () => {
   const inbounds = (...tags: Array<Record<string, string>>): DataplaneSpec => decode({ networking: { inbound: tags.map((t) => ({ port: 1, tags: t })) } });
   const constraints = (dataplaneProxy: unknown): MeshConstraints => ({ dataplaneProxy }) as MeshConstraints;

@@ -233,6 +233,10 @@ export function dataplaneTagSets(spec: DataplaneSpec): TagMap[] {
 export const dataplaneGatewayType = (spec: DataplaneSpec): 'builtin' | 'delegated' | undefined =>
   spec.networking?.gateway ? (spec.networking.gateway.type === 'BUILTIN' ? 'builtin' : 'delegated') : undefined;
 
+/** The most inbounds, and outbounds, one Dataplane may have. */
+const MAX_INBOUNDS = 1000;
+const MAX_OUTBOUNDS = 1000;
+
 export const dataplaneKind = defineKind({
   name: 'Dataplane',
   cliNames: { singular: 'dataplane', plural: 'dataplanes' },
@@ -244,5 +248,11 @@ export const dataplaneKind = defineKind({
   tagSets: dataplaneTagSets,
   gatewayType: dataplaneGatewayType,
   schema: DataplaneSpecSchema,
+  // Far beyond any real proxy; what one costs to match and render grows with its inbounds times
+  // its outbounds, and every other request waits meanwhile (docs/api.md, Limits).
+  listLimits: [
+    { field: 'networking.inbound', max: MAX_INBOUNDS, items: 'inbounds' },
+    { field: 'networking.outbound', max: MAX_OUTBOUNDS, items: 'outbounds' },
+  ],
   validate: validateDataplane,
 });

@@ -18,7 +18,7 @@ import {
 import { type Cluster, FILTER, type JsonObject, type Listener, socketAddress, TYPE, type TypedObject, typedExtension } from './envoy.js';
 import { accessLog, fractionalPercent, localRateLimitFilter, retryPolicy, routeRateLimit, tcpProxy, tracing, type WeightedCluster } from './filters.js';
 import { tlsInspector } from './inbound.js';
-import { destinationClusterName, gatewayListenerName, serializeTagsHeader, TAGS_HEADER } from './names.js';
+import { destinationClusterName, gatewayListenerName, TAGS_HEADER } from './names.js';
 import { configureMeshTls, renderServiceCluster, serviceLoadAssignment } from './outbound.js';
 import { parseProtocol, type Protocol } from './protocol.js';
 import { isExternalService, type ProxyState } from './proxy-state.js';
@@ -135,7 +135,7 @@ function gatewayRoute(state: ProxyState, resources: ResourceSet, listener: Gatew
     route.redirect = redirectAction(entry, listener.port);
     return route;
   }
-  const tagsHeader = serializeTagsHeader(state.tagSets);
+  const tagsHeader = state.tagsHeader;
   const byName = new Map<string, { weight: number; service: string }>();
   for (const destination of entry.forwards) {
     const name = addDestination(state, resources, destination, host) ?? UNRESOLVED_BACKEND_SERVICE;

@@ -32,7 +32,7 @@ import {
   tracing,
 } from './filters.js';
 import { buildLoadAssignment, objectId, splitHostPort } from './mesh-context.js';
-import { destinationClusterName, MESH_TAG, outboundListenerName, outboundRouteName, serializeTagsHeader, sniFromTags, TAGS_HEADER, tagsWithout } from './names.js';
+import { destinationClusterName, MESH_TAG, outboundListenerName, outboundRouteName, sniFromTags, TAGS_HEADER, tagsWithout } from './names.js';
 import type { Protocol } from './protocol.js';
 import { isExternalService, protocolOfServices, type ProxyState } from './proxy-state.js';
 import { tlsTransportSocket, upstreamExternalTls, upstreamMeshTls } from './tls.js';
@@ -255,7 +255,7 @@ class OutboundRenderer {
       state.identifyingService,
       logged ? state.address : '',
       logged ? state.accessLogSocketPath : '',
-      serializeTagsHeader(state.tagSets),
+      state.tagsHeader,
       state.transparentProxying,
       destinations.join(';'),
     ].join('\u0000');
@@ -288,7 +288,7 @@ class OutboundRenderer {
       const retry = retryPolicy(policies?.retry, protocol);
       if (retry) virtualHost.retryPolicy = retry;
       const routeConfig: JsonObject = { name: outboundRouteName(service), validateClusters: false, virtualHosts: [virtualHost] };
-      const tagsHeader = serializeTagsHeader(state.tagSets);
+      const tagsHeader = state.tagsHeader;
       if (tagsHeader) routeConfig.requestHeadersToAdd = [{ header: { key: TAGS_HEADER, value: tagsHeader } }];
       hcm.routeConfig = routeConfig;
       hcm.commonHttpProtocolOptions = { idleTimeout: timeout?.http?.idleTimeout ?? '0s' };

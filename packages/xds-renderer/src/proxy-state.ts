@@ -4,6 +4,7 @@ import { type DataplaneSpec, SERVICE_TAG, type TagMap, dataplaneTagSets } from '
 import { type DataplaneResource, type MatchedPolicies, sameJson } from '@mesh/policy-matcher';
 import type { Cluster, Listener } from './envoy.js';
 import type { Endpoint, MeshContext, TracingBackend } from './mesh-context.js';
+import { serializeTagsHeader } from './names.js';
 import { commonProtocolOf, type Protocol } from './protocol.js';
 import type { CertificatePair, MeshIdentity } from './tls.js';
 
@@ -41,6 +42,8 @@ export interface ProxyState {
   /** The first of its services in name order, `unknown` without one (traces and logs name it). */
   readonly identifyingService: string;
   readonly tagSets: readonly TagMap[];
+  /** The tag sets as the header that tells upstreams who calls (`x-mesh-tags`), written once per proxy rather than per outbound and route. */
+  readonly tagsHeader: string;
   /** Traffic reaches the proxy through redirection (both redirect ports set): listeners do not bind. */
   readonly transparentProxying: boolean;
   readonly tracingBackend: TracingBackend | undefined;
@@ -102,6 +105,7 @@ export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource,
     ipv6: (networking?.address ?? '').includes(':'),
     identifyingService: services[0] ?? 'unknown',
     tagSets,
+    tagsHeader: serializeTagsHeader(tagSets),
     transparentProxying: Boolean(networking?.transparentProxying?.redirectPortInbound && networking.transparentProxying.redirectPortOutbound),
     tracingBackend: trace ? context.tracingBackend(trace.spec.conf?.backend) : undefined,
     accessLogSocketPath: metadata.accessLogSocketPath ?? `/tmp/mesh-al-${dataplane.name}-${dataplane.mesh}.sock`,

@@ -106,7 +106,7 @@ describe('CA rules of meshes', () => {
     expect(JSON.parse((await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!.spec).mtls.enabledBackend).toBe('ca-2');
   });
 
-  it('are run on a mesh created after registering them', async () => {
+  it('are run once registered: a CA plugin is required and a builtin CA generated', async () => {
     const { store, manager } = await setup();
     await expect(put(manager, 'Mesh', '', 'm', { mtls: { backends: [{ name: 'v', type: 'vault' }] } })).rejects.toMatchObject({ code: 'invalid' });
     await put(manager, 'Mesh', '', 'm', { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });

@@ -27,8 +27,7 @@ const update = (manager: ResourceManager, type: string, current: StoredResource,
 const names = async (store: SqliteResourceStore, type: string, mesh: string) =>
   (await store.list({ type, mesh, offset: 0, size: 0 })).items.map((r) => r.name);
 
-// Each test generates RSA keys: seconds on a busy machine.
-describe('signing keys of meshes', { timeout: 60_000 }, () => {
+describe('signing keys of meshes', () => {
   it('creates a mesh with the default policies and the token signing key', async () => {
     const { store, manager } = await setup();
     await put(manager, 'Mesh', '', 'm1', {});

@@ -1,5 +1,5 @@
 // Keeps the package graph one way: apps -> control-plane -> (store-sqlite, store-postgres, http-api, kds,
-// xds-server) -> (resource-manager, tokens, insights, proxy-config, store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
+// xds-server) -> (tokens -> pki -> resource-manager; insights, proxy-config, store, policy-matcher, xds-renderer) -> model. Each package may depend only on the ones listed here.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -11,15 +11,17 @@ const ALLOWED = {
   '@mesh/policy-matcher': ['@mesh/model'],
   '@mesh/xds-renderer': ['@mesh/model', '@mesh/policy-matcher'],
   '@mesh/resource-manager': ['@mesh/model', '@mesh/store'],
+  // Keys and certificates: mesh CAs, proxy identities, token signing keys; registers its write rules with the manager.
+  '@mesh/pki': ['@mesh/model', '@mesh/store', '@mesh/resource-manager'],
   '@mesh/insights': ['@mesh/model', '@mesh/store'],
-  '@mesh/tokens': ['@mesh/model', '@mesh/store', '@mesh/resource-manager'],
+  '@mesh/tokens': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/pki'],
   '@mesh/proxy-config': ['@mesh/model', '@mesh/store', '@mesh/policy-matcher', '@mesh/xds-renderer'],
   '@mesh/http-api': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/tokens', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
   // Zone sync between the global and its zones.
   '@mesh/kds': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/tokens'],
   // The data plane server: xDS for proxies, fed by the proxy configurations.
-  '@mesh/xds-server': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/tokens', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api', '@mesh/kds', '@mesh/xds-server'],
+  '@mesh/xds-server': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/pki', '@mesh/tokens', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
+  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/pki', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api', '@mesh/kds', '@mesh/xds-server'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
   // The command-line client speaks HTTP only: it reads the kind registry, nothing else of ours.
@@ -34,13 +36,14 @@ const ALLOWED_IN_TESTS = {
   '@mesh/zone': ['@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres'],
   // Its end-to-end tests drive the real zone binary and read its admin token from the database.
   '@mesh/meshctl': ['@mesh/zone', '@mesh/store-sqlite'],
-  // Tests run on real stores; the API suite on both.
-  '@mesh/http-api': ['@mesh/store-sqlite', '@mesh/store-postgres'],
+  // Tests run on real stores (the API suite on both), on a write path composed as the control plane's.
+  '@mesh/http-api': ['@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/pki'],
   '@mesh/insights': ['@mesh/store-sqlite'],
   '@mesh/proxy-config': ['@mesh/store-sqlite'],
   '@mesh/resource-manager': ['@mesh/store-sqlite'],
+  '@mesh/pki': ['@mesh/store-sqlite'],
   '@mesh/tokens': ['@mesh/store-sqlite'],
-  '@mesh/kds': ['@mesh/store-sqlite'],
+  '@mesh/kds': ['@mesh/store-sqlite', '@mesh/pki'],
   '@mesh/xds-server': ['@mesh/store-sqlite'],
   // Its end-to-end tests start the zone binary (and its helpers) beside the proxies.
   '@mesh/dp': ['@mesh/zone'],

@@ -6,9 +6,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import { guardConnections, createApiApp } from '@mesh/http-api';
 import { InsightAggregator } from '@mesh/insights';
 import { parseDurationNanos, type Mode } from '@mesh/model';
+import { registerCaHooks } from '@mesh/pki';
 import { ProxyConfigService } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
-import { bootstrapTokens, SigningKeys, TokenService } from '@mesh/tokens';
+import { bootstrapTokens, registerSigningKeyHooks, SigningKeys, TokenService } from '@mesh/tokens';
 import type { Logger } from 'pino';
 import { apiLimits, apiServerOptions } from './api-server.js';
 import { effectiveConfig, type ControlPlaneConfig } from './config.js';
@@ -72,6 +73,9 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       apiReadOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
       ...(zoneName ? { zoneName } : {}),
     });
+    // The rules of other packages on writes: the CAs of meshes, their token signing keys.
+    registerCaHooks(manager);
+    registerSigningKeyHooks(manager);
     const keys = new SigningKeys(store);
     const tokens = new TokenService({ keys });
     // What runs once runs on the leader of the instances sharing the store (the embedded store's one instance leads).

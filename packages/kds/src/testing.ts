@@ -5,8 +5,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getKind, type Mode } from '@mesh/model';
+import { registerCaHooks } from '@mesh/pki';
 import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
+import { registerSigningKeyHooks } from '@mesh/tokens';
 import { GlobalSyncServer } from './global-server.js';
 import type { AdminReply } from './protocol.js';
 import type { SyncLogger, SyncMetrics } from './telemetry.js';
@@ -51,7 +53,10 @@ export interface Side {
 
 export function openSide(mode: Mode, zoneName?: string, path = join(mkdtempSync(join(tmpdir(), 'mesh-kds-')), 'mesh.db')): Side {
   const store = new SqliteResourceStore({ path });
-  return { store, manager: new ResourceManager({ store, mode, ...(zoneName ? { zoneName } : {}) }), path };
+  const manager = new ResourceManager({ store, mode, ...(zoneName ? { zoneName } : {}) });
+  registerCaHooks(manager);
+  registerSigningKeyHooks(manager);
+  return { store, manager, path };
 }
 
 /** Writes a resource as the control plane would, from its wire body. */

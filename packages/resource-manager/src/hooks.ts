@@ -13,7 +13,8 @@ export interface ManagerContext {
 
 /**
  * The rules of one kind beyond its spec validation: cross-resource checks, defaults written
- * beside it, guards on delete. Hooks throw DomainError to refuse.
+ * beside it, guards on delete. Hooks throw DomainError to refuse. Several packages may register
+ * hooks for one kind (`ResourceManager.registerHooks`); they run in the order registered.
  */
 export interface KindHooks {
   /** Before a create is stored; returns the spec to store. */
@@ -31,4 +32,24 @@ export interface KindHooks {
   delete?: (ctx: ManagerContext, key: ResourceKey) => Promise<void>;
 }
 
-export type HooksByKind = ReadonlyMap<AnyKind['name'], KindHooks>;
+/**
+ * The hooks of `earlier` then those of `later`: each spec hook gets the spec the one before
+ * returned, owned resources are written together, every delete guard runs. Only one may
+ * replace the delete.
+ */
+export function combineHooks(kind: AnyKind, earlier: KindHooks, later: KindHooks): KindHooks {
+  if (earlier.delete && later.delete) throw new Error(`the delete of ${kind.name} is already replaced`);
+  const combined: KindHooks = { ...earlier, ...later };
+  const { beforeCreate: createFirst, beforeUpdate: updateFirst, owned: ownedFirst, beforeDelete: guardFirst } = earlier;
+  const { beforeCreate: createThen, beforeUpdate: updateThen, owned: ownedThen, beforeDelete: guardThen } = later;
+  if (createFirst && createThen) combined.beforeCreate = async (ctx, key, spec) => createThen(ctx, key, await createFirst(ctx, key, spec));
+  if (updateFirst && updateThen) combined.beforeUpdate = async (ctx, key, spec, current) => updateThen(ctx, key, await updateFirst(ctx, key, spec, current), current);
+  if (ownedFirst && ownedThen) combined.owned = async (ctx, key, spec, current) => [...(await ownedFirst(ctx, key, spec, current)), ...(await ownedThen(ctx, key, spec, current))];
+  if (guardFirst && guardThen) {
+    combined.beforeDelete = async (ctx, current) => {
+      await guardFirst(ctx, current);
+      await guardThen(ctx, current);
+    };
+  }
+  return combined;
+}

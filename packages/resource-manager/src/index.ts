@@ -1,6 +1,4 @@
 export { ResourceManager, type KindKey, type ResourceManagerOptions, type WriteOptions, type WriteOrigin, type WriteResult } from './manager.js';
 export { ADMIN, ANONYMOUS, isAdmin, requireAccess, type Caller } from './access.js';
-export type { Spec } from './hooks.js';
-export { generateSigningKeyData } from './mesh.js';
+export type { KindHooks, ManagerContext, Spec } from './hooks.js';
 export { syncCursorSetting, syncedKind, type SyncBatch, type SyncedCopy, type SyncedKindBatch } from './sync.js';
-export { issueMeshIdentity, loadMeshCa, type IssuedIdentity, type MeshCa } from './identity.js';

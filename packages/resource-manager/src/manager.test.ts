@@ -1,8 +1,8 @@
-import { getKind } from '@mesh/model';
+import { getKind, invalidResource } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
-import { generate } from 'selfsigned';
 import { describe, expect, it } from 'vitest';
+import type { KindHooks } from './hooks.js';
 import { ResourceManager } from './manager.js';
 
 const kind = getKind;
@@ -17,62 +17,12 @@ async function setup(mode: 'standalone' | 'global' | 'zone' = 'standalone', zone
 /** Writes through the one write path, as the API would with this body. */
 const put = (manager: ResourceManager, type: string, mesh: string, name: string, spec: Record<string, unknown>) =>
   manager.apply(kind(type), { mesh, name }, { type, ...(kind(type).scope === 'mesh' ? { mesh } : {}), name, ...spec });
-const update = (manager: ResourceManager, type: string, current: StoredResource, spec: Record<string, unknown>) => put(manager, type, current.mesh, current.name, spec);
 const remove = (manager: ResourceManager, type: string, current: StoredResource) => manager.remove(kind(type), current);
 
 const names = async (store: SqliteResourceStore, type: string, mesh: string) =>
   (await store.list({ type, mesh, offset: 0, size: 0 })).items.map((r) => r.name);
 
-async function caPair() {
-  const ca = await generate([{ name: 'commonName', value: 'test CA' }], {
-    keySize: 2048,
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true },
-    ],
-  });
-  return { cert: Buffer.from(ca.cert).toString('base64'), key: Buffer.from(ca.private).toString('base64') };
-}
-
 describe('ResourceManager', () => {
-  it('creates a mesh with the default policies and the token signing key', async () => {
-    const { store, manager } = await setup();
-    await put(manager, 'Mesh', '', 'm1', {});
-    expect(await names(store, 'TrafficPermission', 'm1')).toEqual(['allow-all-m1']);
-    expect(await names(store, 'TrafficRoute', 'm1')).toEqual(['route-all-m1']);
-    expect(await names(store, 'Timeout', 'm1')).toEqual(['timeout-all-m1']);
-    expect(await names(store, 'CircuitBreaker', 'm1')).toEqual(['circuit-breaker-all-m1']);
-    expect(await names(store, 'Retry', 'm1')).toEqual(['retry-all-m1']);
-    expect(await names(store, 'Secret', 'm1')).toEqual(['dataplane-token-signing-key-m1-1']);
-    const route = await store.get({ type: 'TrafficRoute', mesh: 'm1', name: 'route-all-m1' });
-    expect(JSON.parse(route!.spec)).toEqual({
-      sources: ALL,
-      destinations: ALL,
-      conf: { destination: { 'mesh.io/service': '*' }, loadBalancer: { roundRobin: {} } },
-    });
-  });
-
-  it('writes a mesh and everything it owns in one store write, so a crash never leaves a mesh without its defaults', async () => {
-    const { store, manager } = await setup();
-    const writes: Array<{ method: string; owned: string[] }> = [];
-    for (const method of ['create', 'update', 'createMissing', 'writeBatch', 'delete', 'deleteMesh'] as const) {
-      const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
-      (store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-        const owned = method === 'create' || method === 'update' ? ((args[1] as Array<{ name: string }> | undefined) ?? []) : [];
-        writes.push({ method, owned: owned.map((r) => r.name).sort() });
-        return original(...args);
-      };
-    }
-    await put(manager, 'Mesh', '', 'm1', {});
-    expect(writes).toEqual([
-      { method: 'create', owned: ['allow-all-m1', 'circuit-breaker-all-m1', 'dataplane-token-signing-key-m1-1', 'retry-all-m1', 'route-all-m1', 'timeout-all-m1'] },
-    ]);
-    writes.length = 0;
-    await update(manager, 'Mesh', (await store.get({ type: 'Mesh', mesh: '', name: 'm1' }))!, { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
-    expect(writes).toEqual([{ method: 'update', owned: ['m1.ca-builtin-cert-ca-1', 'm1.ca-builtin-key-ca-1'] }]);
-  });
-
   it('skips the initial policies a mesh names, or all of them with *', async () => {
     const { store, manager } = await setup();
     await put(manager, 'Mesh', '', 'some', { skipCreatingInitialPolicies: ['TrafficRoute', 'Retry'] });
@@ -81,67 +31,6 @@ describe('ResourceManager', () => {
     expect(await names(store, 'Retry', 'some')).toEqual([]);
     expect(await names(store, 'Timeout', 'some')).toEqual(['timeout-all-some']);
     expect(await store.count('TrafficPermission', 'none')).toBe(0);
-  });
-
-  it('generates a builtin CA as two secrets of the mesh', async () => {
-    const { store, manager } = await setup();
-    await put(manager, 'Mesh', '', 'secure', { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
-    const cert = await store.get({ type: 'Secret', mesh: 'secure', name: 'secure.ca-builtin-cert-ca-1' });
-    const key = await store.get({ type: 'Secret', mesh: 'secure', name: 'secure.ca-builtin-key-ca-1' });
-    expect(Buffer.from(JSON.parse(cert!.spec).data, 'base64').toString()).toMatch(/^-----BEGIN CERTIFICATE-----/);
-    expect(Buffer.from(JSON.parse(key!.spec).data, 'base64').toString()).toMatch(/PRIVATE KEY-----/);
-  });
-
-  it('refuses an mTLS backend type without a CA plugin', async () => {
-    const { manager } = await setup();
-    await expect(put(manager, 'Mesh', '', 'm', { mtls: { backends: [{ name: 'x', type: 'vault' }] } })).rejects.toMatchObject({
-      code: 'invalid',
-      violations: [{ field: 'mtls.backends[0].type', message: 'could not find installed plugin for this type' }],
-    });
-  });
-
-  it('checks a provided CA: secrets must exist in the mesh, and form a CA key pair', async () => {
-    const { store, manager } = await setup();
-    await put(manager, 'Mesh', '', 'm', {});
-    const provided = { mtls: { enabledBackend: 'ca', backends: [{ name: 'ca', type: 'provided', conf: { cert: { secret: 'c' }, key: { secret: 'k' } } }] } };
-    const current = async () => (await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!;
-    await expect(update(manager, 'Mesh', await current(), provided)).rejects.toMatchObject({
-      violations: [
-        { field: 'mtls.backends[0].conf.cert', message: 'could not load data: Resource not found: type="Secret" name="k" mesh="m"' },
-        { field: 'mtls.backends[0].conf.key', message: 'could not load data: Resource not found: type="Secret" name="k" mesh="m"' },
-      ],
-    });
-
-    const pair = await caPair();
-    const other = await caPair();
-    await put(manager, 'Secret', 'm', 'c', { data: pair.cert });
-    await put(manager, 'Secret', 'm', 'k', { data: other.key });
-    await expect(update(manager, 'Mesh', await current(), provided)).rejects.toMatchObject({
-      violations: [{ field: 'mtls.backends[0].conf.cert', message: expect.stringMatching(/^not a valid TLS key pair: /) }],
-    });
-
-    await update(manager, 'Secret', (await store.get({ type: 'Secret', mesh: 'm', name: 'k' }))!, { data: pair.key });
-    await update(manager, 'Mesh', await current(), provided);
-    expect(JSON.parse((await current()).spec).mtls.enabledBackend).toBe('ca');
-
-    await expect(remove(manager, 'Secret', (await store.get({ type: 'Secret', mesh: 'm', name: 'c' }))!)).rejects.toMatchObject({
-      violations: [
-        {
-          field: 'name',
-          message:
-            'The secret "c" that you are trying to remove is currently in use in Mesh "m" in mTLS backend "ca". Please remove the reference from the "ca" backend before removing the secret.',
-        },
-      ],
-    });
-  });
-
-  it('refuses to swap the CA of a mesh whose mTLS stays on', async () => {
-    const { store, manager } = await setup();
-    await put(manager, 'Mesh', '', 'm', { mtls: { enabledBackend: 'a', backends: [{ name: 'a', type: 'builtin' }] } });
-    const current = (await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!;
-    await expect(update(manager, 'Mesh', current, { mtls: { backends: [{ name: 'b', type: 'builtin' }], enabledBackend: 'b' } })).rejects.toMatchObject({
-      violations: [{ field: 'mtls.enabledBackend', message: 'Changing CA when mTLS is enabled is forbidden. Disable mTLS first and then change the CA' }],
-    });
   });
 
   it('refuses a resource in a mesh that does not exist, for every mesh-scoped kind', async () => {
@@ -248,5 +137,66 @@ describe('ResourceManager', () => {
     await manager.ensureDefaultMesh();
     await manager.ensureDefaultMesh();
     expect(await store.count('Mesh')).toBe(1);
+  });
+});
+
+describe('hooks registered by other packages', () => {
+  const data = (text: string) => Buffer.from(text).toString('base64');
+  const textOf = (stored: StoredResource | undefined) => Buffer.from(JSON.parse(stored!.spec).data, 'base64').toString();
+
+  it('writes a kind nobody registered hooks for as sent, nothing along', async () => {
+    const { store, manager } = await setup();
+    await put(manager, 'Mesh', '', 'm', {});
+    const before = await store.count('Secret', 'm');
+    await put(manager, 'Secret', 'm', 's', { data: data('plain') });
+    expect(textOf(await store.get({ type: 'Secret', mesh: 'm', name: 's' }))).toBe('plain');
+    expect(await store.count('Secret', 'm')).toBe(before + 1);
+    await remove(manager, 'Secret', (await store.get({ type: 'Secret', mesh: 'm', name: 's' }))!);
+    expect(await store.count('Secret', 'm')).toBe(before);
+  });
+
+  it('runs the hooks registered for a kind in the order registered, writing what each owns with the resource', async () => {
+    const { store, manager } = await setup();
+    await put(manager, 'Mesh', '', 'm', {});
+    const calls: string[] = [];
+    const hooks = (name: string): KindHooks => ({
+      async beforeCreate(_ctx, _key, spec) {
+        calls.push(`${name} create`);
+        return { ...spec, data: data(`${Buffer.from(spec.data as string, 'base64').toString()}+${name}`) };
+      },
+      async owned(_ctx, key) {
+        return [{ type: 'Secret', mesh: key.mesh, name: `${key.name}-${name}`, spec: JSON.stringify({ data: data(name) }) }];
+      },
+      async beforeDelete(_ctx, current) {
+        calls.push(`${name} delete`);
+        if (name === 'second' && current.name === 'guarded') throw invalidResource([{ field: 'name', message: 'guarded by the second' }]);
+      },
+    });
+    manager.registerHooks(getKind('Secret'), hooks('first'));
+    manager.registerHooks(getKind('Secret'), hooks('second'));
+    const writes: string[][] = [];
+    const create = store.create.bind(store);
+    store.create = (resource, owned) => {
+      writes.push([resource.name, ...(owned ?? []).map((r) => r.name)]);
+      return create(resource, owned);
+    };
+    await put(manager, 'Secret', 'm', 'guarded', { data: data('sent') });
+    expect(textOf(await store.get({ type: 'Secret', mesh: 'm', name: 'guarded' }))).toBe('sent+first+second');
+    expect(writes).toEqual([['guarded', 'guarded-first', 'guarded-second']]);
+    expect(calls).toEqual(['first create', 'second create']);
+    await expect(remove(manager, 'Secret', (await store.get({ type: 'Secret', mesh: 'm', name: 'guarded' }))!)).rejects.toMatchObject({
+      violations: [{ field: 'name', message: 'guarded by the second' }],
+    });
+    expect(calls.slice(2)).toEqual(['first delete', 'second delete']);
+    expect(await store.get({ type: 'Secret', mesh: 'm', name: 'guarded' })).toBeDefined();
+  });
+
+  it('adds registered hooks after the write path own rules of a kind, and lets only one replace its delete', async () => {
+    const { store, manager } = await setup();
+    manager.registerHooks(getKind('Mesh'), { owned: async (_ctx, key) => [{ type: 'Secret', mesh: key.name, name: 'along', spec: '{}' }] });
+    await put(manager, 'Mesh', '', 'm', {});
+    expect(await names(store, 'TrafficRoute', 'm')).toEqual(['route-all-m']);
+    expect(await names(store, 'Secret', 'm')).toEqual(['along']);
+    expect(() => manager.registerHooks(getKind('Mesh'), { delete: async () => {} })).toThrow('the delete of Mesh is already replaced');
   });
 });

@@ -19,7 +19,6 @@ import {
   rateLimitKind,
   readResourceBody,
   resourceNotFound,
-  secretKind,
   syncsGlobalToZone,
   syncsZoneToGlobal,
   WRITE_TITLES,
@@ -32,22 +31,23 @@ import {
 import type { ListPage, ListQuery, ResourceChange, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import { requireAccess, type Caller } from './access.js';
 import { dataplaneHooks } from './dataplane.js';
-import type { HooksByKind, KindHooks, ManagerContext, Spec } from './hooks.js';
+import { combineHooks, type KindHooks, type ManagerContext, type Spec } from './hooks.js';
 import { meshHooks } from './mesh.js';
 import { externalServiceHooks, rateLimitHooks } from './rate-limit.js';
-import { secretHooks } from './secret.js';
 import { originLabels, requireZone, type SyncBatch, syncWrites } from './sync.js';
 import { zoneHooks } from './zone.js';
 
-/** Kind-specific rules, one entry per kind that has any. */
-const HOOKS: HooksByKind = new Map<string, KindHooks>([
-  [meshKind.name, meshHooks],
-  [dataplaneKind.name, dataplaneHooks],
-  [secretKind.name, secretHooks],
-  [rateLimitKind.name, rateLimitHooks],
-  [externalServiceKind.name, externalServiceHooks],
-  [zoneKind.name, zoneHooks],
-]);
+/**
+ * The write path's own rules of some kinds; the packages that own other rules register them
+ * (`registerHooks`).
+ */
+const OWN_HOOKS: ReadonlyArray<readonly [AnyKind, KindHooks]> = [
+  [meshKind, meshHooks],
+  [dataplaneKind, dataplaneHooks],
+  [rateLimitKind, rateLimitHooks],
+  [externalServiceKind, externalServiceHooks],
+  [zoneKind, zoneHooks],
+];
 
 const NO_HOOKS: KindHooks = {};
 
@@ -98,6 +98,8 @@ export type KindKey = { mesh: string; name: string };
  */
 export class ResourceManager {
   private readonly ctx: ManagerContext;
+  /** Hooks by kind name: the write path's own, then those registered. */
+  private readonly hooks = new Map<string, KindHooks>(OWN_HOOKS.map(([kind, hooks]) => [kind.name, hooks]));
 
   constructor(private readonly options: ResourceManagerOptions) {
     this.ctx = { store: options.store, mode: options.mode, zoneName: options.zoneName };
@@ -109,6 +111,15 @@ export class ResourceManager {
 
   get mode(): Mode {
     return this.options.mode;
+  }
+
+  /**
+   * Adds rules to a kind, run after those it has: the package that owns a behaviour registers
+   * it where the control plane is composed (the CA rules of meshes, their token signing keys).
+   */
+  registerHooks(kind: AnyKind, hooks: KindHooks): void {
+    const current = this.hooks.get(kind.name);
+    this.hooks.set(kind.name, current ? combineHooks(kind, current, hooks) : hooks);
   }
 
   /** Whether the REST API accepts writes of this kind on this control plane. */
@@ -164,7 +175,7 @@ export class ResourceManager {
     const current = await this.options.store.get(key);
     if (!current) throw resourceNotFound();
     if (options.caller) requireAccess(options.caller, kind);
-    const hooks = origin === 'local' ? (HOOKS.get(kind.name) ?? NO_HOOKS) : NO_HOOKS;
+    const hooks = origin === 'local' ? (this.hooks.get(kind.name) ?? NO_HOOKS) : NO_HOOKS;
     await hooks.beforeDelete?.(this.ctx, current);
     if (hooks.delete) await hooks.delete(this.ctx, key);
     else await this.options.store.delete(key);
@@ -232,7 +243,7 @@ export class ResourceManager {
 
   private async create(kind: AnyKind, key: ResourceKey, spec: Spec, labels: Record<string, string>): Promise<WriteResult> {
     if (kind.scope === 'mesh') await this.requireMesh(key.mesh);
-    const hooks = HOOKS.get(kind.name) ?? NO_HOOKS;
+    const hooks = this.hooks.get(kind.name) ?? NO_HOOKS;
     const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
     const toStore = hooks.beforeCreate ? await hooks.beforeCreate(this.ctx, key, defaulted) : defaulted;
     const owned = hooks.owned ? await hooks.owned(this.ctx, key, toStore, undefined) : [];
@@ -242,7 +253,7 @@ export class ResourceManager {
 
   private async update(kind: AnyKind, current: StoredResource, spec: Spec, labels: Record<string, string>, skipUnchanged: boolean): Promise<WriteResult> {
     const key = keyOf(kind, current.mesh, current.name);
-    const hooks = HOOKS.get(kind.name) ?? NO_HOOKS;
+    const hooks = this.hooks.get(kind.name) ?? NO_HOOKS;
     const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
     const toStore = hooks.beforeUpdate ? await hooks.beforeUpdate(this.ctx, key, defaulted, current) : defaulted;
     // Compared as stored (no undefined fields), whatever the order of the fields.

@@ -39,9 +39,3 @@ export function defaultPolicies(mesh: string, skip: readonly string[]): NewResou
     spec: JSON.stringify({ sources: ALL_SERVICES, destinations: ALL_SERVICES, ...(p.conf ? { conf: p.conf } : {}) }),
   }));
 }
-
-export const signingKeySecretName = (mesh: string) => `dataplane-token-signing-key-${mesh}-1`;
-export const builtinCaSecretNames = (mesh: string, backend: string) => ({
-  cert: `${mesh}.ca-builtin-cert-${backend}`,
-  key: `${mesh}.ca-builtin-key-${backend}`,
-});

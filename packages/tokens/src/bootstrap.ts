@@ -20,7 +20,7 @@ export interface TokenBootstrapOptions {
 /**
  * Creates the user-token signing key (every mode), the zone-ingress and zone token keys (where
  * zone tokens are issued: standalone and global), and GlobalSecret `admin-user-token`. Meshes
- * get their dataplane keys when they are created.
+ * get their dataplane keys when they are created (`registerSigningKeyHooks`).
  */
 export async function bootstrapTokens(options: TokenBootstrapOptions): Promise<void> {
   const { manager, keys, mode } = options;

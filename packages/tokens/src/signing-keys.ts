@@ -1,9 +1,10 @@
 // Signing keys of the four token kinds, stored as secrets under the reference's names
 // (docs/tokens.md): `<prefix>-<serial>`, the highest serial signs, every serial verifies.
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { globalSecretKind, secretKind, type AnyKind } from '@mesh/model';
-import { generateSigningKeyData, type ResourceManager } from '@mesh/resource-manager';
-import type { ResourceStore, StoredResource } from '@mesh/store';
+import { globalSecretKind, meshKind, secretKind, type AnyKind } from '@mesh/model';
+import { generateSigningKeyData } from '@mesh/pki';
+import type { ResourceManager } from '@mesh/resource-manager';
+import type { NewResource, ResourceStore, StoredResource } from '@mesh/store';
 
 export type TokenKind = 'dataplane' | 'zoneIngress' | 'zone' | 'user';
 
@@ -111,6 +112,23 @@ export class SigningKeys {
     await manager.apply(place.kind, { mesh: place.mesh, name }, body);
     return true;
   }
+}
+
+/**
+ * Registers with the write path that a mesh is created with serial 1 of its dataplane-token
+ * signing key, in the same write (docs/tokens.md). Zones receive meshes with their keys from the
+ * global and create none.
+ */
+export function registerSigningKeyHooks(manager: ResourceManager): void {
+  manager.registerHooks(meshKind, {
+    async owned(ctx, key, _spec, current): Promise<NewResource[]> {
+      if (current || ctx.mode === 'zone') return [];
+      const place = keyPlace('dataplane', key.name);
+      const name = keyName(place, 1);
+      if (await ctx.store.get({ type: place.kind.name, mesh: place.mesh, name })) return [];
+      return [{ type: place.kind.name, mesh: place.mesh, name, spec: JSON.stringify({ data: await generateSigningKeyData() }) }];
+    },
+  });
 }
 
 function serialOf(place: KeyPlace, name: string): number | undefined {

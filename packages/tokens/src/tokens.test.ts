@@ -1,11 +1,12 @@
 import { createHmac, createPublicKey } from 'node:crypto';
 import { getKind } from '@mesh/model';
-import { generateSigningKeyData, ResourceManager } from '@mesh/resource-manager';
+import { generateSigningKeyData, registerCaHooks } from '@mesh/pki';
+import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { bootstrapTokens, ADMIN_TOKEN_SECRET } from './bootstrap.js';
-import { keyPlace, SigningKeys } from './signing-keys.js';
+import { keyPlace, registerSigningKeyHooks, SigningKeys } from './signing-keys.js';
 import { SigningKeyNotFound, tokenKindOf, TokenService } from './tokens.js';
 
 const HOUR = 3600;
@@ -14,6 +15,8 @@ async function setup(mode: 'standalone' | 'zone' = 'standalone') {
   let now = new Date('2026-01-01T00:00:00.000Z');
   const store = new SqliteResourceStore({ path: ':memory:' });
   const manager = new ResourceManager({ store, mode, ...(mode === 'zone' ? { zoneName: 'east' } : {}) });
+  registerCaHooks(manager);
+  registerSigningKeyHooks(manager);
   if (mode !== 'zone') await manager.ensureDefaultMesh();
   const keys = new SigningKeys(store);
   const tokens = new TokenService({ keys, now: () => now });

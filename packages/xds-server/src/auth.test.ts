@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dataplaneKind } from '@mesh/model';
+import { registerCaHooks } from '@mesh/pki';
 import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
-import { bootstrapTokens, SigningKeys, TokenService } from '@mesh/tokens';
+import { bootstrapTokens, registerSigningKeyHooks, SigningKeys, TokenService } from '@mesh/tokens';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Authenticator } from './auth.js';
 
@@ -25,6 +26,8 @@ async function setup() {
     rmSync(dir, { recursive: true, force: true });
   });
   const manager = new ResourceManager({ store, mode: 'standalone' });
+  registerCaHooks(manager);
+  registerSigningKeyHooks(manager);
   await manager.ensureDefaultMesh();
   const keys = new SigningKeys(store);
   const tokens = new TokenService({ keys });

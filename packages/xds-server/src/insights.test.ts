@@ -1,6 +1,8 @@
 import { getKind } from '@mesh/model';
+import { registerCaHooks } from '@mesh/pki';
 import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
+import { registerSigningKeyHooks } from '@mesh/tokens';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InsightWriter, Subscription, SubscriptionFinalizer } from './insights.js';
 import { TYPE_URLS } from './snapshot.js';
@@ -17,6 +19,8 @@ async function world() {
   const clock = () => new Date(now);
   store = new SqliteResourceStore({ path: ':memory:', now: clock });
   const manager = new ResourceManager({ store, mode: 'standalone' });
+  registerCaHooks(manager);
+  registerSigningKeyHooks(manager);
   await manager.ensureDefaultMesh();
   await manager.apply(getKind('Dataplane'), { mesh: 'default', name: 'web-1' }, {
     type: 'Dataplane',

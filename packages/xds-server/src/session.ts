@@ -3,8 +3,8 @@
 // configuration service says a change may have altered it.
 import { type DataplaneSpec, meshKind } from '@mesh/model';
 import type { DataplaneResource } from '@mesh/policy-matcher';
+import { issueMeshIdentity, loadMeshCa, type IssuedIdentity, type MeshCa } from '@mesh/pki';
 import type { MeshProxies, ProxyConfigService } from '@mesh/proxy-config';
-import { issueMeshIdentity, loadMeshCa, type IssuedIdentity, type MeshCa } from '@mesh/resource-manager';
 import type { ResourceStore } from '@mesh/store';
 import type { MeshIdentity, ProxyConfig, ProxyMetadata, ZoneProxyMetadata } from '@mesh/xds-renderer';
 import { tagValuesOf } from './auth.js';

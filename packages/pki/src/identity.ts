@@ -4,8 +4,7 @@
 import { createPrivateKey, webcrypto } from 'node:crypto';
 import type { ResourceStore } from '@mesh/store';
 import * as x509 from '@peculiar/x509';
-import { type DataSource, loadDataSource, type MeshMtls, type MtlsBackend } from './ca.js';
-import { builtinCaSecretNames } from './mesh-defaults.js';
+import { builtinCaSecretNames, type DataSource, loadDataSource, type MeshMtls, type MtlsBackend } from './ca.js';
 
 /** The CA of a mesh's enabled mTLS backend, as PEM. */
 export interface MeshCa {

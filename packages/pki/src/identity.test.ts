@@ -1,13 +1,15 @@
 import { X509Certificate } from 'node:crypto';
 import { getKind } from '@mesh/model';
+import { ResourceManager } from '@mesh/resource-manager';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { describe, expect, it } from 'vitest';
+import { registerCaHooks } from './hooks.js';
 import { issueMeshIdentity, loadMeshCa } from './identity.js';
-import { ResourceManager } from './manager.js';
 
 async function meshWithBuiltinCa(dpCert?: object) {
   const store = new SqliteResourceStore({ path: ':memory:' });
   const manager = new ResourceManager({ store, mode: 'standalone' });
+  registerCaHooks(manager);
   const mtls = { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin', ...(dpCert ? { dpCert } : {}) }] };
   await manager.apply(getKind('Mesh'), { mesh: '', name: 'demo' }, { type: 'Mesh', name: 'demo', mtls });
   return { store, mtls };

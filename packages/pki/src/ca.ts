@@ -3,11 +3,10 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fieldPath, indexPath, invalidResource, isDomainName, secretKind, type Violation } from '@mesh/model';
+import type { ManagerContext, Spec } from '@mesh/resource-manager';
 import type { NewResource } from '@mesh/store';
 import * as x509 from '@peculiar/x509';
 import { generate } from 'selfsigned';
-import type { ManagerContext, Spec } from './hooks.js';
-import { builtinCaSecretNames } from './mesh-defaults.js';
 
 export interface MtlsBackend {
   name?: string;
@@ -22,6 +21,12 @@ export interface MeshMtls {
 }
 
 export const mtlsOf = (spec: Spec): MeshMtls => (spec.mtls as MeshMtls | undefined) ?? {};
+
+/** The secrets of the mesh that hold a builtin backend's CA (the reference's names). */
+export const builtinCaSecretNames = (mesh: string, backend: string) => ({
+  cert: `${mesh}.ca-builtin-cert-${backend}`,
+  key: `${mesh}.ca-builtin-key-${backend}`,
+});
 
 export type DataSource = { secret?: string; file?: string; inline?: string; inlineString?: string };
 

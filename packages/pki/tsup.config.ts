@@ -1,0 +1,1 @@
+export { libraryConfig as default } from '../../tsup.base.js';

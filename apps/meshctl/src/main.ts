@@ -2,12 +2,12 @@
 // paths come from the kind registry, as the control plane's routes do.
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { KINDS, type AnyKind } from '@mesh/model';
+import { KINDS, tagPairs, type AnyKind } from '@mesh/model';
 import { Argument, Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { ApiClient, describeApiError } from './client.js';
 import { configPath, currentControlPlane, readClientConfig, UserError, writeClientConfig, type ClientConfig } from './config.js';
-import { ago, structured, table, tagsOf, type Column, type Format } from './output.js';
+import { ago, kindColumns, structured, table, type Column, type Format } from './output.js';
 
 const VERSION = '0.1.0';
 
@@ -130,27 +130,6 @@ controlPlanes
 
 // --- get / delete / apply -----------------------------------------------------------------------
 
-function columnsOf(kind: AnyKind): Column<any>[] {
-  const age: Column<any> = { header: 'AGE', value: (r) => ago(r.creationTime) };
-  const mesh: Column<any>[] = kind.scope === 'mesh' ? [{ header: 'MESH', value: (r) => r.mesh }] : [];
-  const name: Column<any> = { header: 'NAME', value: (r) => r.name };
-  switch (kind.name) {
-    case 'Mesh':
-      return [
-        name,
-        { header: 'mTLS', value: (r) => (r.mtls?.enabledBackend ? `${r.mtls.backends?.find((b: any) => b.name === r.mtls.enabledBackend)?.type ?? ''}/${r.mtls.enabledBackend}` : 'off') },
-        { header: 'METRICS', value: (r) => (r.metrics?.enabledBackend ? `prometheus/${r.metrics.enabledBackend}` : 'off') },
-        { header: 'LOGGING', value: (r) => (r.logging?.defaultBackend ?? 'off') },
-        { header: 'TRACING', value: (r) => (r.tracing?.defaultBackend ?? 'off') },
-        age,
-      ];
-    case 'Dataplane':
-      return [...mesh, name, { header: 'TAGS', value: (r) => tagsOf([...(r.networking?.inbound ?? []).map((i: any) => i.tags), r.networking?.gateway?.tags]) }, age];
-    default:
-      return [...mesh, name, age];
-  }
-}
-
 const page = (options: { size?: string; offset?: string }) =>
   options.size !== undefined || options.offset !== undefined
     ? { ...(options.size !== undefined ? { size: Number(options.size) } : {}), ...(options.offset !== undefined ? { offset: Number(options.offset) } : {}) }
@@ -166,7 +145,7 @@ for (const kind of NAMED_KINDS) {
     .action(async (options: { size?: string; offset?: string }) => {
       const { mesh, output } = globals();
       const listed = await client().list(collectionPath(kind, mesh), page(options));
-      print(output === 'table' ? table(columnsOf(kind), listed.items) : structured(output, { items: listed.items, total: listed.total, next: listed.next ?? null }));
+      print(output === 'table' ? table(kindColumns(kind), listed.items) : structured(output, { items: listed.items, total: listed.total, next: listed.next ?? null }));
     });
   get
     .command(`${kind.cliNames!.singular} <name>`)
@@ -176,7 +155,7 @@ for (const kind of NAMED_KINDS) {
       const reply = await client().call('GET', entityPath(kind, mesh, name));
       if (reply.status === 404) throw new UserError(`Error: No resources found in ${mesh} mesh`);
       if (reply.status >= 400) throw new UserError(describeApiError(reply));
-      print(output === 'table' ? table(columnsOf(kind), [reply.json]) : structured(output, reply.json));
+      print(output === 'table' ? table(kindColumns(kind), [reply.json]) : structured(output, reply.json));
     });
 }
 
@@ -260,7 +239,7 @@ inspect
         [
           { header: 'MESH', value: (o) => o.mesh },
           { header: 'NAME', value: (o) => o.name },
-          { header: 'TAGS', value: (o) => tagsOf((o.dataplane?.networking?.inbound ?? []).map((i: any) => i.tags)) },
+          { header: 'TAGS', value: (o) => tagPairs((o.dataplane?.networking?.inbound ?? []).map((i: any) => i.tags)) },
           { header: 'STATUS', value: (o) => statusOf(o.dataplaneInsight) },
           { header: 'LAST CONNECTED AGO', value: (o) => ago(lastSubscription(o.dataplaneInsight)?.connectTime) },
           { header: 'CERT EXPIRATION', value: (o) => o.dataplaneInsight?.mTLS?.certificateExpirationTime ?? 'never' },

@@ -1,5 +1,6 @@
 // Output in the three formats: aligned tables (as the reference's CLI prints them), YAML that
 // `meshctl apply -f` accepts back, and JSON.
+import type { AnyKind } from '@mesh/model';
 import { stringify } from 'yaml';
 
 export type Format = 'table' | 'yaml' | 'json';
@@ -31,9 +32,9 @@ export function ago(time: string | undefined, now = Date.now()): string {
   return `${Math.floor(seconds / 86_400)}d`;
 }
 
-/** Tags as `key=value` pairs, sorted, comma-separated (values of several inbounds merged). */
-export function tagsOf(tagSets: ReadonlyArray<Record<string, string> | undefined>): string {
-  const pairs = new Set<string>();
-  for (const tags of tagSets) for (const [key, value] of Object.entries(tags ?? {})) pairs.add(`${key}=${value}`);
-  return [...pairs].sort().join(' ');
+/** The table `get` prints of a kind: mesh, name, the kind's own columns (`cliColumns`, from the resource's spec), age. */
+export function kindColumns(kind: AnyKind): Column<any>[] {
+  const mesh: Column<any>[] = kind.scope === 'mesh' ? [{ header: 'MESH', value: (resource) => resource.mesh }] : [];
+  const own = (kind.cliColumns ?? []).map((column): Column<any> => ({ header: column.header, value: (resource) => column.value(kind.specField ? resource.spec : resource) }));
+  return [...mesh, { header: 'NAME', value: (resource) => resource.name }, ...own, { header: 'AGE', value: (resource) => ago(resource.creationTime) }];
 }

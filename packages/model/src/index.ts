@@ -10,6 +10,7 @@ export * from './validation/http-status.js';
 export * from './validation/envoy-config.js';
 export * from './names.js';
 export * from './errors.js';
+export { EXAMPLE_MESH, EXAMPLE_SERVICE } from './examples.js';
 export * from './kinds/common.js';
 export * from './kinds/mesh.js';
 export * from './kinds/dataplane.js';

@@ -86,6 +86,28 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
   readonly gatewayType?: (spec: Spec) => 'builtin' | 'delegated' | undefined;
   /** Defaults the reference fills in before storing (visible on GET). */
   readonly applyDefaults?: (spec: Spec) => Spec;
+  /** The resource the OpenAPI document shows for the kind's requests (docs/api.md, OpenAPI); absent for computed kinds. */
+  readonly example?: KindExample;
+  /** The command-line client's table columns of the kind, between NAME and AGE (`meshctl get`). */
+  readonly cliColumns?: readonly CliColumn<Spec>[];
+}
+
+/**
+ * A documented resource of a kind. The examples of all kinds form one small mesh (examples.ts),
+ * so each request they document succeeds once the examples before it have been sent.
+ */
+export interface KindExample {
+  /** The mesh of a mesh-scoped kind. */
+  readonly mesh?: string;
+  readonly name: string;
+  /** The kind's fields (`{spec}` for a targetRef policy), as a `PUT` body carries them beside `type`, `mesh` and `name`. */
+  readonly spec: Record<string, unknown>;
+}
+
+/** A column of the command-line client's tables: its header and its cell, from the resource's spec. */
+export interface CliColumn<Spec> {
+  readonly header: string;
+  readonly value: (spec: Spec) => string;
 }
 
 export type KindOptions<Spec> = Pick<KindDescriptor<Spec>, 'name' | 'path' | 'scope' | 'displayName' | 'singularDisplayName' | 'schema' | 'validate'> &
@@ -125,9 +147,20 @@ export const syncsGlobalToZone = (kind: Pick<KindDescriptor, 'kdsFlags'>): boole
 export const syncsZoneToGlobal = (kind: Pick<KindDescriptor, 'kdsFlags'>): boolean =>
   hasFlag(kind, KDS_FLAGS.providedByZone) && hasFlag(kind, KDS_FLAGS.consumedByGlobal);
 
-/** Declares a kind; defaults fit a policy written on the global and synced to zones. */
-export function defineKind<Spec, const Name extends string>(options: KindOptions<Spec> & { name: Name }): KindDescriptor<Spec> & { readonly name: Name } {
-  return {
+type Selection = NonNullable<KindDescriptor['selection']>;
+type TargetRefSections = NonNullable<KindDescriptor['targetRefPolicy']>;
+type DefinedKind<Spec, Name extends string, S, T> = KindDescriptor<Spec> & { readonly name: Name } & (S extends Selection ? { readonly selection: S } : unknown) &
+  (T extends TargetRefSections ? { readonly targetRefPolicy: T } : unknown);
+
+/**
+ * Declares a kind; defaults fit a policy written on the global and synced to zones. The
+ * descriptor's type keeps whether the kind selects proxies (`selection`, `targetRefPolicy`), so
+ * the registry derives its policy lists and their spec types from the one list of kinds.
+ */
+export function defineKind<Spec, const Name extends string, const S extends Selection | undefined = undefined, const T extends TargetRefSections | undefined = undefined>(
+  options: KindOptions<Spec> & { name: Name; selection?: S; targetRefPolicy?: T },
+): DefinedKind<Spec, Name, S, T> {
+  const descriptor: KindDescriptor<Spec> & { readonly name: Name } = {
     wireType: options.name,
     acceptedTypes: [options.wireType ?? options.name],
     inCatalogue: options.selection !== undefined || options.targetRefPolicy !== undefined,
@@ -140,6 +173,7 @@ export function defineKind<Spec, const Name extends string>(options: KindOptions
     nameIsDnsLabel: false,
     ...options,
   };
+  return descriptor as DefinedKind<Spec, Name, S, T>;
 }
 
 /** A kind with its spec type erased, as registries and routers hold it. */

@@ -1,5 +1,6 @@
-// The one list of resource kinds. Routing, validation, the /policies catalogue, the store and
-// zone sync all read it; adding a kind is adding its file and one line here.
+// The one list of resource kinds. Routing, validation, the /policies catalogue, the store, zone
+// sync, the OpenAPI document and meshctl all read it, and the policy lists derive from it; adding
+// a kind is adding its file and its entry here (docs/policies.md, Adding a policy kind).
 import type { AnyKind, KindDescriptor } from './kind.js';
 import { circuitBreakerKind } from './kinds/circuit-breaker.js';
 import { dataplaneInsightKind } from './kinds/dataplane-insight.js';
@@ -43,7 +44,8 @@ import { zoneIngressKind } from './kinds/zone-ingress.js';
 import { zoneInsightKind } from './kinds/zone-insight.js';
 import { zoneKind } from './kinds/zone.js';
 
-export const KINDS: readonly AnyKind[] = [
+/** Every kind, in the order routes are registered and documented and zone sync sends them. */
+const REGISTERED = [
   meshKind,
   dataplaneKind,
   healthCheckKind,
@@ -85,7 +87,15 @@ export const KINDS: readonly AnyKind[] = [
   zoneEgressInsightKind,
   meshInsightKind,
   serviceInsightKind,
-];
+] as const;
+
+export const KINDS: readonly AnyKind[] = REGISTERED;
+
+type RegisteredKind = (typeof REGISTERED)[number];
+const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const inNameOrder = (a: AnyKind, b: AnyKind): number => compareNames(a.name, b.name);
+/** Alphabetically, case aside (`MeshHealthCheck` before `MeshHTTPRoute`): the order policy lists are served and counted in. */
+const alphabetically = (a: AnyKind, b: AnyKind): number => compareNames(a.name.toLowerCase(), b.name.toLowerCase());
 
 /**
  * A kind whose runtime state an insight kind records under the same key (a proxy and its xDS
@@ -133,27 +143,13 @@ export const findGlobalKindByPath = (path: string): AnyKind | undefined => globa
 export const meshScopedKinds = (): AnyKind[] => [...meshScopedByPath.values()];
 
 /**
- * Policies: the kinds that select proxies. Matching, inspection and insights read this list and
- * the spec types it carries (`PolicySpecOf`); every kind with a `selection` is in it (kind.test.ts).
+ * Policies: the kinds that select proxies by sources and destinations or by selectors (a
+ * `selection`), alphabetically. Matching, inspection and insights read this list and the spec
+ * types it carries (`PolicySpecOf`).
  */
-export const POLICY_KINDS = [
-  circuitBreakerKind,
-  faultInjectionKind,
-  healthCheckKind,
-  meshGatewayKind,
-  meshGatewayRouteKind,
-  proxyTemplateKind,
-  rateLimitKind,
-  retryKind,
-  timeoutKind,
-  trafficLogKind,
-  trafficPermissionKind,
-  trafficRouteKind,
-  trafficTraceKind,
-  virtualOutboundKind,
-] as const;
+export type PolicyKindDescriptor = Extract<RegisteredKind, { readonly selection: string }>;
+export const POLICY_KINDS: readonly PolicyKindDescriptor[] = REGISTERED.filter((kind): kind is PolicyKindDescriptor => kind.selection !== undefined).sort(alphabetically);
 
-export type PolicyKindDescriptor = (typeof POLICY_KINDS)[number];
 /** The name of a policy kind (`TrafficRoute`). */
 export type PolicyKind = PolicyKindDescriptor['name'];
 /** The spec type of a policy kind, from its schema. */
@@ -165,27 +161,16 @@ const policyKindNames = new Set<string>(POLICY_KINDS.map((kind) => kind.name));
 export const isPolicyKind = (name: string): name is PolicyKind => policyKindNames.has(name);
 
 /**
- * The targetRef policies (docs/policies.md): the kinds with a `targetRefPolicy`. Kept apart from
- * `POLICY_KINDS`: they select proxies and merge into rules their own way (docs/matching.md,
- * targetRef policies), reading this list and the spec types it carries (`TargetRefPolicySpecOf`).
+ * The targetRef policies (docs/policies.md): the kinds with a `targetRefPolicy`, alphabetically.
+ * Kept apart from `POLICY_KINDS`: they select proxies and merge into rules their own way
+ * (docs/matching.md, targetRef policies), reading this list and the spec types it carries
+ * (`TargetRefPolicySpecOf`).
  */
-export const TARGET_REF_POLICY_KINDS = [
-  meshAccessLogKind,
-  meshCircuitBreakerKind,
-  meshFaultInjectionKind,
-  meshHealthCheckKind,
-  meshHTTPRouteKind,
-  meshLoadBalancingStrategyKind,
-  meshProxyPatchKind,
-  meshRateLimitKind,
-  meshRetryKind,
-  meshTCPRouteKind,
-  meshTimeoutKind,
-  meshTraceKind,
-  meshTrafficPermissionKind,
-] as const;
+export type TargetRefPolicyKindDescriptor = Extract<RegisteredKind, { readonly targetRefPolicy: object }>;
+export const TARGET_REF_POLICY_KINDS: readonly TargetRefPolicyKindDescriptor[] = REGISTERED.filter(
+  (kind): kind is TargetRefPolicyKindDescriptor => kind.targetRefPolicy !== undefined,
+).sort(alphabetically);
 
-export type TargetRefPolicyKindDescriptor = (typeof TARGET_REF_POLICY_KINDS)[number];
 /** The name of a targetRef policy kind (`MeshTimeout`). */
 export type TargetRefPolicyKind = TargetRefPolicyKindDescriptor['name'];
 /** The spec type of a targetRef policy kind, from its schema. */
@@ -201,5 +186,4 @@ export const everyPolicyKind = (): readonly AnyKind[] => [...POLICY_KINDS, ...TA
 export const isAnyPolicyKind = (name: string): boolean => isPolicyKind(name) || isTargetRefPolicyKind(name);
 
 /** The `/policies` catalogue, sorted by name code unit as the reference sorts it. */
-export const catalogueKinds = (): AnyKind[] =>
-  KINDS.filter((k) => k.inCatalogue).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+export const catalogueKinds = (): AnyKind[] => KINDS.filter((k) => k.inCatalogue).sort(inNameOrder);

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { isEmptyMessage, validatePercentRange, validateServiceToService } from '../validation/policy-rules.js';
 import { Violations } from '../validation/violations.js';
@@ -70,4 +71,5 @@ export const circuitBreakerKind = defineKind({
   selection: 'sourcesDestinations',
   schema: CircuitBreakerSpecSchema,
   validate: validateCircuitBreaker,
+  example: demo.inMesh('backend-breaker', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { thresholds: { maxConnections: 100, maxRequests: 100 } } }),
 });

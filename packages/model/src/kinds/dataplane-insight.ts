@@ -1,6 +1,7 @@
 // What the control plane knows of a running proxy: its xDS subscriptions and its certificate.
 // Written by the control plane (xDS server, zone sync), never through the REST API.
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind, KDS_FLAGS } from '../kind.js';
 import type { Violation } from '../validation/violations.js';
 import { bool, list, message, str, stringMap, u32, u64 } from '../wire.js';
@@ -77,4 +78,5 @@ export const dataplaneInsightKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: DataplaneInsightSpecSchema,
   validate: validateInsight,
+  example: demo.inMesh('web-1', {}),
 });

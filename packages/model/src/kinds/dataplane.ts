@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind, KDS_FLAGS } from '../kind.js';
 import { isIp, overlapsLoopback, parseRequestUri, validateProxyAddress } from '../validation/address.js';
 import { PROTOCOLS, validateDuration, validatePort, validateThreshold } from '../validation/scalars.js';
-import { PROTOCOL_TAG, SERVICE_TAG, type TagMap, validateTags } from '../validation/tags.js';
+import { PROTOCOL_TAG, SERVICE_TAG, type TagMap, tagPairs, validateTags } from '../validation/tags.js';
 import { fieldPath, indexPath, keyPath, type Violation, Violations } from '../validation/violations.js';
 import { bool, duration, enumOf, list, message, str, stringMap, u32, u32Value } from '../wire.js';
 import { type MeshConstraints, MetricsBackendSchema, validateMetricsBackend } from './mesh.js';
@@ -255,4 +256,12 @@ export const dataplaneKind = defineKind({
     { field: 'networking.outbound', max: MAX_OUTBOUNDS, items: 'outbounds' },
   ],
   validate: validateDataplane,
+  example: demo.inMesh('web-1', {
+    networking: {
+      address: '10.0.0.1',
+      inbound: [{ port: 8080, servicePort: 80, tags: { 'mesh.io/service': demo.EXAMPLE_SERVICE, 'mesh.io/protocol': 'http' } }],
+      outbound: [{ port: 10001, service: 'backend' }],
+    },
+  }),
+  cliColumns: [{ header: 'TAGS', value: (spec) => tagPairs(dataplaneTagSets(spec)) }],
 });

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { isDnsName, isIp, splitHostPort } from '../validation/address.js';
 import { validatePort } from '../validation/scalars.js';
@@ -73,4 +74,5 @@ export const externalServiceKind = defineKind({
   tagSets: (spec) => [spec.tags ?? {}],
   schema: ExternalServiceSpecSchema,
   validate: validateExternalService,
+  example: demo.inMesh('httpbin', { networking: { address: 'httpbin.org:443', tls: { enabled: true } }, tags: { 'mesh.io/service': 'httpbin', 'mesh.io/protocol': 'http' } }),
 });

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { isKnownHttpStatus } from '../validation/http-status.js';
 import { isEmptyMessage, validatePercentRange } from '../validation/policy-rules.js';
@@ -77,4 +78,9 @@ export const faultInjectionKind = defineKind({
   reach: 'destinationsAndSenders',
   schema: FaultInjectionSpecSchema,
   validate: validateFaultInjection,
+  example: demo.inMesh('backend-delay', {
+    sources: demo.FROM_WEB,
+    destinations: [{ match: { 'mesh.io/service': 'backend', 'mesh.io/protocol': 'http' } }],
+    conf: { delay: { percentage: 50, value: '0.100s' } },
+  }),
 });

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { validateServiceToService } from '../validation/policy-rules.js';
 import { validateDuration, validateThreshold } from '../validation/scalars.js';
@@ -95,4 +96,5 @@ export const healthCheckKind = defineKind({
   selection: 'sourcesDestinations',
   schema: HealthCheckSpecSchema,
   validate: validateHealthCheck,
+  example: demo.inMesh('backend-health', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1 } }),
 });

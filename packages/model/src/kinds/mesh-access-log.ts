@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { isUrl } from '../validation/address.js';
 import { isFilePath } from '../validation/conf-checks.js';
@@ -130,4 +131,5 @@ export const meshAccessLogKind = defineKind({
   specField: 'spec',
   schema: MeshAccessLogSpecSchema,
   validate: validateMeshAccessLog,
+  example: demo.inMesh('web-access-log', { spec: { targetRef: demo.WEB, from: [{ targetRef: demo.MESH, default: { backends: [{ type: 'File', file: { path: '/tmp/access.log' } }] } }] } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { decimalOf, durationGreaterThanZeroOrNil, integerGreaterThanZeroOrNil, intPercentageOrNil } from '../validation/conf-checks.js';
 import { fieldPath, Violations } from '../validation/violations.js';
@@ -122,4 +123,5 @@ export const meshCircuitBreakerKind = defineKind({
   specField: 'spec',
   schema: MeshCircuitBreakerSpecSchema,
   validate: validateMeshCircuitBreaker,
+  example: demo.inMesh('backend-breaker', { spec: { targetRef: demo.MESH, to: [{ targetRef: demo.BACKEND, default: { connectionLimits: { maxConnections: 1024, maxRequests: 1024 } } }] } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { bandwidth, durationNotNegative, percentage, statusCode } from '../validation/conf-checks.js';
 import { fieldPath, Violations } from '../validation/violations.js';
@@ -61,4 +62,5 @@ export const meshFaultInjectionKind = defineKind({
   specField: 'spec',
   schema: MeshFaultInjectionSpecSchema,
   validate: validateMeshFaultInjection,
+  example: demo.inMesh('backend-faults', { spec: { targetRef: demo.BACKEND, from: [{ targetRef: demo.WEB, default: { http: [{ abort: { httpStatus: 503, percentage: 10 } }] } }] } }),
 });

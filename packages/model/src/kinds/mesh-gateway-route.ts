@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { validatePort } from '../validation/scalars.js';
 import { SELECTOR_PROFILES, validateSelector, validateSelectors } from '../validation/tags.js';
@@ -184,4 +185,8 @@ export const meshGatewayRouteKind = defineKind({
   inspectable: false,
   schema: MeshGatewayRouteSpecSchema,
   validate: validateMeshGatewayRoute,
+  example: demo.inMesh('edge-to-web', {
+    selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+    conf: { http: { rules: [{ matches: [{ path: { match: 'PREFIX', value: '/' } }], backends: [{ weight: 1, destination: { 'mesh.io/service': demo.EXAMPLE_SERVICE } }] }] } },
+  }),
 });

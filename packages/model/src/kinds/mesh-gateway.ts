@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { validateHostname, validatePort } from '../validation/scalars.js';
 import { PROTOCOL_TAG, SELECTOR_PROFILES, SERVICE_TAG, sortedKeys, validateSelector, validateSelectors, ZONE_TAG, type TagMap } from '../validation/tags.js';
@@ -131,4 +132,5 @@ export const meshGatewayKind = defineKind({
   inspectable: false,
   schema: MeshGatewaySpecSchema,
   validate: validateMeshGateway,
+  example: demo.inMesh('edge', { selectors: [{ match: { 'mesh.io/service': 'edge' } }], conf: { listeners: [{ port: 8080, protocol: 'HTTP', hostname: 'example.com' }] } }),
 });

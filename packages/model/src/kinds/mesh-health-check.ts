@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import {
   durationGreaterThanZeroOrNil,
@@ -84,4 +85,5 @@ export const meshHealthCheckKind = defineKind({
   specField: 'spec',
   schema: MeshHealthCheckSpecSchema,
   validate: validateMeshHealthCheck,
+  example: demo.inMesh('backend-health', { spec: { targetRef: demo.MESH, to: [{ targetRef: demo.BACKEND, default: { interval: '10s', http: { path: '/health' } } }] } }),
 });

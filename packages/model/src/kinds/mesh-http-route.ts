@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { fieldPath, Violations } from '../validation/violations.js';
 import { goList, intOrString } from '../wire.js';
@@ -174,4 +175,25 @@ export const meshHTTPRouteKind = defineKind({
   specField: 'spec',
   schema: MeshHTTPRouteSpecSchema,
   validate: validateMeshHTTPRoute,
+  example: demo.inMesh('web-to-backend', {
+    spec: {
+      targetRef: demo.WEB,
+      to: [
+        {
+          targetRef: demo.BACKEND,
+          rules: [
+            {
+              matches: [{ path: { value: '/api', type: 'PathPrefix' } }],
+              default: {
+                backendRefs: [
+                  { kind: 'MeshServiceSubset', name: 'backend', tags: { version: 'v1' }, weight: 90 },
+                  { kind: 'MeshServiceSubset', name: 'backend', tags: { version: 'v2' }, weight: 10 },
+                ],
+              },
+            },
+          ],
+        },
+      ],
+    },
+  }),
 });

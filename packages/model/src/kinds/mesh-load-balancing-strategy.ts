@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { integerGreaterThanZeroOrNil, intOrStringGreaterThan, intOrStringLessThan } from '../validation/conf-checks.js';
 import { fieldPath, Violations } from '../validation/violations.js';
@@ -146,4 +147,5 @@ export const meshLoadBalancingStrategyKind = defineKind({
   specField: 'spec',
   schema: MeshLoadBalancingStrategySpecSchema,
   validate: validateMeshLoadBalancingStrategy,
+  example: demo.inMesh('backend-balancing', { spec: { targetRef: demo.MESH, to: [{ targetRef: demo.BACKEND, default: { loadBalancer: { type: 'LeastRequest' } } }] } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { parseEnvoyConfig } from '../validation/envoy-config.js';
 import { fieldPath, Violations } from '../validation/violations.js';
@@ -180,4 +181,7 @@ export const meshProxyPatchKind = defineKind({
   specField: 'spec',
   schema: MeshProxyPatchSpecSchema,
   validate: validateMeshProxyPatch,
+  example: demo.inMesh('backend-connect-timeout', {
+    spec: { targetRef: demo.WEB, default: { appendModifications: [{ cluster: { match: { name: 'backend' }, operation: 'Patch', value: 'connectTimeout: 5s' } }] } },
+  }),
 });

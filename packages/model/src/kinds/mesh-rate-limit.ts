@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { durationGreaterThan, integerGreaterThan, integerGreaterThanZeroOrNil } from '../validation/conf-checks.js';
 import { fieldPath, Violations } from '../validation/violations.js';
@@ -80,4 +81,5 @@ export const meshRateLimitKind = defineKind({
   specField: 'spec',
   schema: MeshRateLimitSpecSchema,
   validate: validateMeshRateLimit,
+  example: demo.inMesh('backend-limit', { spec: { targetRef: demo.BACKEND, from: [{ targetRef: demo.MESH, default: { local: { http: { requestRate: { num: 100, interval: '10s' } } } } }] } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { durationGreaterThanZero } from '../validation/conf-checks.js';
 import { isKnownHttpStatus } from '../validation/http-status.js';
@@ -145,4 +146,5 @@ export const meshRetryKind = defineKind({
   specField: 'spec',
   schema: MeshRetrySpecSchema,
   validate: validateMeshRetry,
+  example: demo.inMesh('backend-retry', { spec: { targetRef: demo.MESH, to: [{ targetRef: demo.BACKEND, default: { http: { numRetries: 3, retryOn: ['5xx'] } } }] } }),
 });

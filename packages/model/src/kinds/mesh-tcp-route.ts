@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { Violations } from '../validation/violations.js';
 import { goList } from '../wire.js';
@@ -40,4 +41,5 @@ export const meshTCPRouteKind = defineKind({
   specField: 'spec',
   schema: MeshTCPRouteSpecSchema,
   validate: validateMeshTCPRoute,
+  example: demo.inMesh('web-to-backend-tcp', { spec: { targetRef: demo.WEB, to: [{ targetRef: demo.BACKEND, rules: [{ default: { backendRefs: [{ kind: 'MeshService', name: 'backend-v2' }] } }] }] } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { durationGreaterThanZeroOrNil, durationNotNegativeOrNil } from '../validation/conf-checks.js';
 import { fieldPath, Violations } from '../validation/violations.js';
@@ -79,4 +80,5 @@ export const meshTimeoutKind = defineKind({
   specField: 'spec',
   schema: MeshTimeoutSpecSchema,
   validate: validateMeshTimeout,
+  example: demo.inMesh('backend-timeout', { spec: { targetRef: demo.MESH, to: [{ targetRef: demo.BACKEND, default: { connectionTimeout: '5s', http: { requestTimeout: '15s' } } }] } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { isUrl, parseRequestUriParts } from '../validation/address.js';
 import { decimalOf } from '../validation/conf-checks.js';
@@ -110,4 +111,5 @@ export const meshTraceKind = defineKind({
   specField: 'spec',
   schema: MeshTraceSpecSchema,
   validate: validateMeshTrace,
+  example: demo.inMesh('web-traces', { spec: { targetRef: demo.WEB, default: { backends: [{ type: 'Zipkin', zipkin: { url: 'http://zipkin.local:9411/api/v2/spans' } }] } } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { fieldPath, Violations } from '../validation/violations.js';
 import { defaultConf, MUST_BE_DEFINED, NEEDS_AT_LEAST_ONE_ITEM, targetRefEntries, TargetRefSchema, validateEntries, validateTargetRef, type TargetRefKind } from './target-ref.js';
@@ -36,4 +37,5 @@ export const meshTrafficPermissionKind = defineKind({
   specField: 'spec',
   schema: MeshTrafficPermissionSpecSchema,
   validate: validateMeshTrafficPermission,
+  example: demo.inMesh('web-to-backend', { spec: { targetRef: demo.BACKEND, from: [{ targetRef: demo.WEB, default: { action: 'Allow' } }] } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { accessLogFormatError } from '../validation/access-log-format.js';
 import { parseRequestUri, splitHostPort } from '../validation/address.js';
@@ -300,4 +301,18 @@ export const meshKind = defineKind({
   schema: MeshSpecSchema,
   validate: validateMesh,
   applyDefaults: applyMeshDefaults,
+  example: {
+    name: demo.EXAMPLE_MESH,
+    spec: {
+      mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] },
+      logging: { defaultBackend: 'file', backends: [{ name: 'file', type: 'file', conf: { path: '/tmp/access.log' } }] },
+      tracing: { defaultBackend: 'zipkin', backends: [{ name: 'zipkin', type: 'zipkin', conf: { url: 'http://zipkin.local:9411/api/v2/spans' } }] },
+    },
+  },
+  cliColumns: [
+    { header: 'mTLS', value: ({ mtls }) => (mtls?.enabledBackend ? `${mtls.backends?.find((backend) => backend.name === mtls.enabledBackend)?.type ?? ''}/${mtls.enabledBackend}` : 'off') },
+    { header: 'METRICS', value: ({ metrics }) => (metrics?.enabledBackend ? `prometheus/${metrics.enabledBackend}` : 'off') },
+    { header: 'LOGGING', value: ({ logging }) => logging?.defaultBackend ?? 'off' },
+    { header: 'TRACING', value: ({ tracing }) => tracing?.defaultBackend ?? 'off' },
+  ],
 });

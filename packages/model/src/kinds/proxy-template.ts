@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { goJsonType, parseEnvoyConfig } from '../validation/envoy-config.js';
 import { validateSelectors } from '../validation/tags.js';
@@ -166,4 +167,5 @@ export const proxyTemplateKind = defineKind({
   selection: 'selectors',
   schema: ProxyTemplateSpecSchema,
   validate: validateProxyTemplate,
+  example: demo.inMesh('web-template', { selectors: demo.FROM_WEB, conf: { imports: ['default-proxy'] } }),
 });

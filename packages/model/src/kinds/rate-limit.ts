@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { SELECTOR_PROFILES, validateSelectors } from '../validation/tags.js';
 import { keyPath, Violations } from '../validation/violations.js';
@@ -54,4 +55,5 @@ export const rateLimitKind = defineKind({
   reach: 'destinationsAndSenders',
   schema: RateLimitSpecSchema,
   validate: validateRateLimit,
+  example: demo.inMesh('backend-limit', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { http: { requests: 100, interval: '10s' } } }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import {
   isEmptyMessage,
@@ -135,4 +136,5 @@ export const retryKind = defineKind({
   selection: 'sourcesDestinations',
   schema: RetrySpecSchema,
   validate: validateRetry,
+  example: demo.inMesh('backend-retry', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { http: { numRetries: 3, perTryTimeout: '2s' } } }),
 });

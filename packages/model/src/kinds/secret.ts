@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import type { Violation } from '../validation/violations.js';
 import { bytesValue, message } from '../wire.js';
@@ -20,4 +21,5 @@ export const secretKind = defineKind({
   adminOnly: true,
   schema: SecretSpecSchema,
   validate: validateSecret,
+  example: demo.inMesh('db-password', { data: 'c2VjcmV0' }),
 });

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { requireNonZero, requireNonZeroWhenDefined, validateServiceToService } from '../validation/policy-rules.js';
 import { fieldPath, Violations } from '../validation/violations.js';
@@ -68,4 +69,5 @@ export const timeoutKind = defineKind({
   selection: 'sourcesDestinations',
   schema: TimeoutSpecSchema,
   validate: validateTimeout,
+  example: demo.inMesh('backend-timeout', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { connectTimeout: '5s', http: { requestTimeout: '15s' } } }),
 });

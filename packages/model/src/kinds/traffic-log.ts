@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { validateServiceToService } from '../validation/policy-rules.js';
 import { Violations } from '../validation/violations.js';
@@ -30,4 +31,5 @@ export const trafficLogKind = defineKind({
   selection: 'sourcesDestinations',
   schema: TrafficLogSpecSchema,
   validate: validateTrafficLog,
+  example: demo.inMesh('web-logs', { sources: demo.FROM_WEB, destinations: demo.EVERY_SERVICE, conf: { backend: 'file' } }),
 });

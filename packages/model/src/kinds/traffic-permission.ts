@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { SELECTOR_PROFILES, validateSelectors } from '../validation/tags.js';
 import { Violations } from '../validation/violations.js';
@@ -30,4 +31,5 @@ export const trafficPermissionKind = defineKind({
   reach: 'destinationsAndSenders',
   schema: TrafficPermissionSpecSchema,
   validate: validateTrafficPermission,
+  example: demo.inMesh('web-to-backend', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { validateServiceToService } from '../validation/policy-rules.js';
 import { validateSelector, type TagMap } from '../validation/tags.js';
@@ -213,4 +214,14 @@ export const trafficRouteKind = defineKind({
   selection: 'sourcesDestinations',
   schema: TrafficRouteSpecSchema,
   validate: validateTrafficRoute,
+  example: demo.inMesh('web-to-backend', {
+    sources: demo.FROM_WEB,
+    destinations: demo.TO_BACKEND,
+    conf: {
+      split: [
+        { weight: 90, destination: { 'mesh.io/service': 'backend', version: 'v1' } },
+        { weight: 10, destination: { 'mesh.io/service': 'backend', version: 'v2' } },
+      ],
+    },
+  }),
 });

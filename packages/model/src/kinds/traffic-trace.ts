@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { SELECTOR_PROFILES, validateSelectors } from '../validation/tags.js';
 import { Violations } from '../validation/violations.js';
@@ -29,4 +30,5 @@ export const trafficTraceKind = defineKind({
   selection: 'selectors',
   schema: TrafficTraceSpecSchema,
   validate: validateTrafficTrace,
+  example: demo.inMesh('web-traces', { selectors: demo.FROM_WEB, conf: { backend: 'zipkin' } }),
 });

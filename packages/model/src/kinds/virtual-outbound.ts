@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind } from '../kind.js';
 import { isIpAddress } from '../validation/scalars.js';
 import { SELECTOR_PROFILES, SERVICE_TAG, validateSelectors } from '../validation/tags.js';
@@ -192,4 +193,8 @@ export const virtualOutboundKind = defineKind({
   inspectable: false,
   schema: VirtualOutboundSpecSchema,
   validate: validateVirtualOutbound,
+  example: demo.inMesh('service-hostnames', {
+    selectors: demo.EVERY_SERVICE,
+    conf: { host: '{{.svc}}.mesh', port: '80', parameters: [{ name: 'svc', tagKey: 'mesh.io/service' }] },
+  }),
 });

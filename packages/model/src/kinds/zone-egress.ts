@@ -33,4 +33,5 @@ export const zoneEgressKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneEgressSpecSchema,
   validate: validateZoneEgress,
+  example: { name: 'egress-1', spec: { zone: 'zone-1', networking: { address: '192.168.0.2', port: 10002 } } },
 });

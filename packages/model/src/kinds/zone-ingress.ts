@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import * as demo from '../examples.js';
 import { defineKind, KDS_FLAGS } from '../kind.js';
 import { overlapsLoopback, validateProxyAddress } from '../validation/address.js';
 import { validatePort } from '../validation/scalars.js';
@@ -54,4 +55,12 @@ export const zoneIngressKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal | KDS_FLAGS.fromGlobalToZone,
   schema: ZoneIngressSpecSchema,
   validate: validateZoneIngress,
+  example: {
+    name: 'ingress-1',
+    spec: {
+      zone: 'zone-1',
+      networking: { address: '192.168.0.1', port: 10001, advertisedAddress: '10.0.0.1', advertisedPort: 10000 },
+      availableServices: [{ tags: { 'mesh.io/service': 'backend' }, instances: 2, mesh: demo.EXAMPLE_MESH }],
+    },
+  },
 });

@@ -50,4 +50,5 @@ export const zoneInsightKind = defineKind({
   kdsFlags: 0,
   schema: ZoneInsightSpecSchema,
   validate: validateInsight,
+  example: { name: 'zone-1', spec: {} },
 });

@@ -28,6 +28,13 @@ export interface SelectorRules extends TagRules {
 /** Tag keys in code-unit order, as the reference reports them. */
 export const sortedKeys = (tags: TagMap | undefined): string[] => Object.keys(tags ?? {}).sort();
 
+/** Tags as the command-line client prints them: `key=value` pairs, sorted, space-separated (several sets merged). */
+export function tagPairs(tagSets: ReadonlyArray<TagMap | undefined>): string {
+  const pairs = new Set<string>();
+  for (const tags of tagSets) for (const [key, value] of Object.entries(tags ?? {})) pairs.add(`${key}=${value}`);
+  return [...pairs].sort().join(' ');
+}
+
 function checkTagMap(v: Violations, path: string, tags: TagMap | undefined, rules: TagRules, valueOk: (value: string) => boolean, valueMessage: string): void {
   const map = tags ?? {};
   const keys = sortedKeys(map);

@@ -68,6 +68,7 @@ export const circuitBreakerKind = defineKind({
   displayName: 'Circuit Breakers',
   singularDisplayName: 'Circuit Breaker',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: CircuitBreakerSpecSchema,
   validate: validateCircuitBreaker,
 });

@@ -77,4 +77,5 @@ export const dataplaneInsightKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: DataplaneInsightSpecSchema,
   validate: validateInsight,
+  affects: 'nothing',
 });

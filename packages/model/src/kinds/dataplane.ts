@@ -245,4 +245,5 @@ export const dataplaneKind = defineKind({
   gatewayType: dataplaneGatewayType,
   schema: DataplaneSpecSchema,
   validate: validateDataplane,
+  affects: 'proxyAndConsumers',
 });

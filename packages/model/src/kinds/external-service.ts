@@ -73,4 +73,5 @@ export const externalServiceKind = defineKind({
   tagSets: (spec) => [spec.tags ?? {}],
   schema: ExternalServiceSpecSchema,
   validate: validateExternalService,
+  affects: 'meshProxies',
 });

@@ -17,4 +17,5 @@ export const globalSecretKind = defineKind({
   adminOnly: true,
   schema: GlobalSecretSpecSchema,
   validate: validateGlobalSecret,
+  affects: 'nothing',
 });

@@ -93,6 +93,7 @@ export const healthCheckKind = defineKind({
   displayName: 'Health Checks',
   singularDisplayName: 'Health Check',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: HealthCheckSpecSchema,
   validate: validateHealthCheck,
 });

@@ -128,6 +128,7 @@ export const meshGatewayKind = defineKind({
   displayName: 'Mesh Gateways',
   singularDisplayName: 'Mesh Gateway',
   selection: 'selectors',
+  affects: 'selectedProxies',
   inspectable: false,
   schema: MeshGatewaySpecSchema,
   validate: validateMeshGateway,

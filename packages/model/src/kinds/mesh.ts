@@ -300,4 +300,5 @@ export const meshKind = defineKind({
   schema: MeshSpecSchema,
   validate: validateMesh,
   applyDefaults: applyMeshDefaults,
+  affects: 'meshProxies',
 });

@@ -164,6 +164,7 @@ export const proxyTemplateKind = defineKind({
   displayName: 'Proxy Templates',
   singularDisplayName: 'Proxy Template',
   selection: 'selectors',
+  affects: 'selectedProxies',
   schema: ProxyTemplateSpecSchema,
   validate: validateProxyTemplate,
 });

@@ -52,6 +52,7 @@ export const rateLimitKind = defineKind({
   singularDisplayName: 'Rate Limit',
   selection: 'sourcesDestinations',
   reach: 'destinationsAndSenders',
+  affects: 'selectedProxies',
   schema: RateLimitSpecSchema,
   validate: validateRateLimit,
 });

@@ -133,6 +133,7 @@ export const retryKind = defineKind({
   displayName: 'Retries',
   singularDisplayName: 'Retry',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: RetrySpecSchema,
   validate: validateRetry,
 });

@@ -20,4 +20,5 @@ export const secretKind = defineKind({
   adminOnly: true,
   schema: SecretSpecSchema,
   validate: validateSecret,
+  affects: 'referringProxies',
 });

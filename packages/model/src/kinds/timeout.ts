@@ -66,6 +66,7 @@ export const timeoutKind = defineKind({
   displayName: 'Timeouts',
   singularDisplayName: 'Timeout',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: TimeoutSpecSchema,
   validate: validateTimeout,
 });

@@ -28,6 +28,7 @@ export const trafficLogKind = defineKind({
   displayName: 'Traffic Logs',
   singularDisplayName: 'Traffic Log',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: TrafficLogSpecSchema,
   validate: validateTrafficLog,
 });

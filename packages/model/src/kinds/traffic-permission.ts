@@ -28,6 +28,7 @@ export const trafficPermissionKind = defineKind({
   selection: 'sourcesDestinations',
   // Destinations select inbounds; sources select senders (gateways, external service access).
   reach: 'destinationsAndSenders',
+  affects: 'selectedProxies',
   schema: TrafficPermissionSpecSchema,
   validate: validateTrafficPermission,
 });

@@ -211,6 +211,7 @@ export const trafficRouteKind = defineKind({
   displayName: 'Traffic Routes',
   singularDisplayName: 'Traffic Route',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: TrafficRouteSpecSchema,
   validate: validateTrafficRoute,
 });

@@ -27,6 +27,7 @@ export const trafficTraceKind = defineKind({
   displayName: 'Traffic Traces',
   singularDisplayName: 'Traffic Trace',
   selection: 'selectors',
+  affects: 'selectedProxies',
   schema: TrafficTraceSpecSchema,
   validate: validateTrafficTrace,
 });

@@ -18,4 +18,5 @@ export const zoneEgressInsightKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneEgressInsightSpecSchema,
   validate: validateInsight,
+  affects: 'nothing',
 });

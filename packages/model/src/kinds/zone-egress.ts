@@ -33,4 +33,5 @@ export const zoneEgressKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneEgressSpecSchema,
   validate: validateZoneEgress,
+  affects: 'zoneProxies',
 });

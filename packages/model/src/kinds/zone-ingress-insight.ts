@@ -18,4 +18,5 @@ export const zoneIngressInsightKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneIngressInsightSpecSchema,
   validate: validateInsight,
+  affects: 'nothing',
 });

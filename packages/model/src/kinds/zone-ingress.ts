@@ -54,4 +54,5 @@ export const zoneIngressKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal | KDS_FLAGS.fromGlobalToZone,
   schema: ZoneIngressSpecSchema,
   validate: validateZoneIngress,
+  affects: 'zoneProxies',
 });

@@ -50,4 +50,5 @@ export const zoneInsightKind = defineKind({
   kdsFlags: 0,
   schema: ZoneInsightSpecSchema,
   validate: validateInsight,
+  affects: 'nothing',
 });

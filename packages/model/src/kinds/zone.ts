@@ -22,4 +22,5 @@ export const zoneKind = defineKind({
   nameIsDnsLabel: true,
   schema: ZoneSpecSchema,
   validate: validateZone,
+  affects: 'nothing',
 });

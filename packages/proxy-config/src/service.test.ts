@@ -213,13 +213,21 @@ describe('ProxyConfigService', () => {
     }
     // Every kind of the registry was written, so every declaration was checked against a from-scratch computation.
     expect(KINDS.map((kind) => kind.name).filter((name) => !written.has(name))).toEqual([]);
+    // The kinds declared to affect proxies are exactly those a from-scratch computation reads.
+    expect(KINDS.filter((kind) => kind.affects !== 'nothing').map((kind) => kind.name)).toEqual(KINDS.map((kind) => kind.name).filter((name) => READ_FROM_SCRATCH.has(name)));
   }, 120_000);
 });
+
+/** The kinds `expectSameAsFromScratch` has read. */
+const READ_FROM_SCRATCH = new Set<string>();
 
 /** Everything the service computes, recomputed with the matcher and the renderer from the store alone. */
 async function expectSameAsFromScratch(w: World, step: string): Promise<void> {
   await w.service.settled();
-  const all = async (type: string, mesh?: string) => (await w.store.list({ type, ...(mesh !== undefined ? { mesh } : {}), offset: 0, size: 0 })).items;
+  const all = async (type: string, mesh?: string) => {
+    READ_FROM_SCRATCH.add(type);
+    return (await w.store.list({ type, ...(mesh !== undefined ? { mesh } : {}), offset: 0, size: 0 })).items;
+  };
   const zoneIngresses = (await all('ZoneIngress')).map(zoneIngressOf);
   const zoneEgresses = (await all('ZoneEgress')).map(zoneEgressOf);
   const contexts: MeshContext[] = [];

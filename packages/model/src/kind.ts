@@ -53,6 +53,12 @@ export interface KindDescriptor<Spec = Record<string, unknown>> {
    * Derived from `selection` unless a kind says otherwise.
    */
   readonly reach?: 'selected' | 'everyProxy' | 'destinationsAndSenders' | 'sourcesToDestinations';
+  /**
+   * Which proxy configurations a change of a resource of this kind can alter: the incremental
+   * engine (packages/proxy-config) drops exactly those results, and follows no kind that affects
+   * `nothing` (docs/architecture.md, Which proxies a change affects).
+   */
+  readonly affects: ProxyImpact;
   /** Listed by `GET /policies`. */
   readonly inCatalogue: boolean;
   /** A policy whose proxies `/{path}/{name}/dataplanes` lists (gateways and virtual outbounds have their own views). */
@@ -110,8 +116,29 @@ export interface CliColumn<Spec> {
   readonly value: (spec: Spec) => string;
 }
 
-export type KindOptions<Spec> = Pick<KindDescriptor<Spec>, 'name' | 'path' | 'scope' | 'displayName' | 'singularDisplayName' | 'schema' | 'validate'> &
-  Partial<Omit<KindDescriptor<Spec>, 'name' | 'path' | 'scope' | 'displayName' | 'singularDisplayName' | 'schema' | 'validate'>>;
+/**
+ * What a change of a resource can alter in proxy configuration. Zone proxies read every mesh, so
+ * a change of any kind but `nothing` alters them too.
+ */
+export const PROXY_IMPACTS = [
+  /** No proxy configuration reads it (runtime state, zones, global secrets). */
+  'nothing',
+  /** Every proxy of its mesh (the Mesh itself; external services, which any permission may open to any proxy). */
+  'meshProxies',
+  /** The proxies it selects by tags before or after the change: by its `reach`, or by its top-level targetRef. */
+  'selectedProxies',
+  /** The proxy it describes, and the proxies reaching a service whose endpoints it moves. */
+  'proxyAndConsumers',
+  /** The proxies whose configuration embeds it through a resource naming it (TLS files of external services, gateway certificates). */
+  'referringProxies',
+  /** The zone proxies, and the proxies of the meshes whose cross-zone traffic goes through them. */
+  'zoneProxies',
+] as const;
+
+export type ProxyImpact = (typeof PROXY_IMPACTS)[number];
+
+export type KindOptions<Spec> = Pick<KindDescriptor<Spec>, 'name' | 'path' | 'scope' | 'displayName' | 'singularDisplayName' | 'schema' | 'validate' | 'affects'> &
+  Partial<Omit<KindDescriptor<Spec>, 'name' | 'path' | 'scope' | 'displayName' | 'singularDisplayName' | 'schema' | 'validate' | 'affects'>>;
 
 /**
  * Sync flags as the reference spells them: who provides a kind (its source of truth, where the

@@ -1,11 +1,26 @@
 // One mesh's proxies: the matcher's snapshot and index and the renderer's context of the mesh,
 // and per dataplane its matched policies and rendered configuration. Results are computed on
-// first read and kept until a change can alter them: a policy change drops the matches of the
-// proxies its reach covers, a dataplane change its own results and the renders of the proxies
-// reaching a service whose endpoints it moved. Snapshot, index and context are rebuilt lazily.
-// The targetRef policies are matched apart (their rules per proxy), and a change of one drops the
-// rules of exactly the proxies it selects before or after (docs/matching.md, What a change re-matches).
-import { DataplaneSpecSchema, meshGatewayKind, meshGatewayRouteKind, meshHTTPRouteKind, type MeshSpec, meshTCPRouteKind, SERVICE_TAG, trafficPermissionKind } from '@mesh/model';
+// first read and kept until a change can alter them: a change drops the results its kind declares
+// it affects (`affects`, docs/architecture.md): every proxy's, those of the proxies a policy
+// selects before or after, a dataplane's own and the renders of the proxies reaching a service
+// whose endpoints it moved. Snapshot, index and context are rebuilt lazily. The targetRef
+// policies are matched apart (their rules per proxy), and a change of one drops the rules of
+// exactly the proxies it selects before or after (docs/matching.md, What a change re-matches).
+import {
+  type AnyKind,
+  DataplaneSpecSchema,
+  externalServiceKind,
+  isPolicyKind,
+  isTargetRefPolicyKind,
+  meshGatewayKind,
+  meshGatewayRouteKind,
+  meshHTTPRouteKind,
+  type MeshSpec,
+  meshTCPRouteKind,
+  type ProxyImpact,
+  SERVICE_TAG,
+  trafficPermissionKind,
+} from '@mesh/model';
 import {
   type AnyPolicy,
   type AnyTargetRefPolicy,
@@ -19,6 +34,7 @@ import {
   indexTargetRefPolicies,
   isSubset,
   type MatchedPolicies,
+  type MeshResource,
   matchTargetRefPolicies,
   namesReferTo,
   matchGateway,
@@ -64,7 +80,7 @@ import {
   type ZoneIngressResource,
 } from '@mesh/xds-renderer';
 import { type EndpointSignature, endpointSignatureOf, NO_ENDPOINTS, servicesWithChangedEndpoints } from './endpoints.js';
-import { dataplaneOf, externalServiceOf, type Held, meshSpecOf, policyOf, secretDataOf, secretsUsedBy, setHeld, storedPolicyOf, targetRefPolicyOf } from './resources.js';
+import { byName, dataplaneOf, type Held, inNameOrder, meshResourceOf, meshSpecOf, policyOf, secretDataOf, secretsUsedBy, setHeld, storedPolicyOf, targetRefPolicyOf } from './resources.js';
 
 /** How much matching and rendering was done: tests and benchmarks read it to see what a change cost. */
 export interface WorkCounters {
@@ -138,8 +154,6 @@ function sameMembers(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return true;
 }
 
-const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 /**
  * The services whose endpoints the targetRef routes of a proxy depend on: once a MeshHTTPRoute or
  * MeshTCPRoute rule applies, each outbound's service (its protocol decides the listener) and the
@@ -166,13 +180,13 @@ function routeServicesOf(match: TargetRefMatch): string[] {
   return [...services];
 }
 
-const inNameOrder = <T>(byKey: ReadonlyMap<string, T>): T[] => [...byKey.keys()].sort(byName).map((key) => byKey.get(key) as T);
-
 export class MeshProxies {
   private meshStored: StoredResource | undefined;
   private meshSpec: MeshSpec | undefined;
   private readonly policies = new Map<PolicyKind, Map<string, AnyPolicy>>();
   private readonly targetRefPolicies = new Map<TargetRefPolicyKind, Map<string, AnyTargetRefPolicy>>();
+  /** Resources every proxy of the mesh reads, by kind: external services. */
+  private readonly meshWide = new Map<string, Map<string, Held<MeshResource<unknown>>>>();
   private readonly externalServices = new Map<string, Held<ExternalServiceResource>>();
   private readonly secrets = new Map<string, Held<string>>();
   private readonly proxies = new Map<string, ProxyEntry>();
@@ -198,7 +212,9 @@ export class MeshProxies {
     readonly name: string,
     private readonly zoneProxies: ZoneProxies,
     private readonly counters: WorkCounters,
-  ) {}
+  ) {
+    this.meshWide.set(externalServiceKind.name, this.externalServices);
+  }
 
   /** False while only resources of the mesh are known, not the Mesh itself. */
   get exists(): boolean {
@@ -206,6 +222,28 @@ export class MeshProxies {
   }
 
   // --- Changes -----------------------------------------------------------------------------
+
+  /**
+   * The rule of each declaration (`affects`) for a resource of the mesh: how it is held for
+   * matching and rendering, and which results its change drops. The Mesh itself and the zone
+   * proxies, which are no resources of a mesh, come through `setMesh` and `zoneProxiesChanged`.
+   */
+  private readonly rules: Readonly<Record<ProxyImpact, (kind: AnyKind, name: string, stored: StoredResource | undefined) => void>> = {
+    meshProxies: (kind, name, stored) => this.setMeshWide(kind.name, name, stored),
+    selectedProxies: (kind, name, stored) => {
+      if (isTargetRefPolicyKind(kind.name)) this.setTargetRefPolicy(kind.name, name, stored);
+      else if (isPolicyKind(kind.name)) this.setPolicy(kind.name, name, stored);
+    },
+    proxyAndConsumers: (_kind, name, stored) => this.setDataplane(name, stored),
+    referringProxies: (_kind, name, stored) => this.setSecret(name, stored),
+    zoneProxies: () => {},
+    nothing: () => {},
+  };
+
+  /** A resource of the mesh changed (undefined: it is gone), applied by the rule its kind declares. */
+  apply(kind: AnyKind, name: string, stored: StoredResource | undefined): void {
+    this.rules[kind.affects](kind, name, stored);
+  }
 
   setMesh(stored: StoredResource): void {
     if (this.meshStored === stored) return;
@@ -216,7 +254,7 @@ export class MeshProxies {
     this.dropAllMatches();
   }
 
-  setPolicy(kind: PolicyKind, name: string, stored: StoredResource | undefined): void {
+  private setPolicy(kind: PolicyKind, name: string, stored: StoredResource | undefined): void {
     let byName = this.policies.get(kind);
     const before = byName?.get(name);
     if ((before && storedPolicyOf(before)) === stored) return;
@@ -244,7 +282,7 @@ export class MeshProxies {
    * A targetRef policy changed: the rules of the proxies it selects before or after the change
    * are dropped. A MeshHTTPRoute also moves the policies targeting it, as they select what it does.
    */
-  setTargetRefPolicy(kind: TargetRefPolicyKind, name: string, stored: StoredResource | undefined): void {
+  private setTargetRefPolicy(kind: TargetRefPolicyKind, name: string, stored: StoredResource | undefined): void {
     let byName = this.targetRefPolicies.get(kind);
     const before = byName?.get(name);
     if ((before && storedPolicyOf(before)) === stored) return;
@@ -267,7 +305,7 @@ export class MeshProxies {
     for (const entry of affected) this.dropTargetRef(entry);
   }
 
-  setDataplane(name: string, stored: StoredResource | undefined): void {
+  private setDataplane(name: string, stored: StoredResource | undefined): void {
     const before = this.proxies.get(name);
     if (before?.stored === stored) return;
     if (before) this.forget(before);
@@ -319,20 +357,27 @@ export class MeshProxies {
     return touched;
   }
 
-  setExternalService(name: string, stored: StoredResource | undefined): void {
-    if (!setHeld(this.externalServices, name, stored, externalServiceOf)) return;
-    // Which proxies a permission opens an external service to depends on every permission: match all again.
+  /** A resource every proxy reads (an external service: which proxies a permission opens it to depends on every permission). */
+  private setMeshWide(kind: string, name: string, stored: StoredResource | undefined): void {
+    let byName = this.meshWide.get(kind);
+    if (!byName) this.meshWide.set(kind, (byName = new Map()));
+    if (!setHeld(byName, name, stored, meshResourceOf)) return;
     this.policiesChanged();
     this.dropAllMatches();
   }
 
-  setSecret(name: string, stored: StoredResource | undefined): void {
+  private setSecret(name: string, stored: StoredResource | undefined): void {
     if (!setHeld(this.secrets, name, stored, secretDataOf)) return;
     this.context = undefined;
     // Secrets reach configuration through the TLS settings of external services and the certificates of builtin gateways.
     const used = [...this.externalServices.values()].some(({ value }) => secretsUsedBy(value).includes(name));
     if (used) this.dropAllConfigs();
     else for (const entry of this.builtinGateways) this.dropConfig(entry);
+  }
+
+  /** The mesh is deleted, and everything in it: each dataplane goes away. */
+  forgetDataplanes(): void {
+    for (const name of this.dataplaneNames()) this.setDataplane(name, undefined);
   }
 
   /** A zone ingress or egress changed: endpoints through them are only used with mTLS, or with zone egress routing. */

@@ -1,35 +1,15 @@
 // Stored resources in the form matching and rendering read. Specs are stored as the JSON text of
 // their normalised wire form, so parsing it gives what the matcher and the renderer expect.
-import {
-  dataplaneKind,
-  type DataplaneSpec,
-  externalServiceKind,
-  type ExternalServiceSpec,
-  meshKind,
-  type MeshSpec,
-  policyKinds,
-  secretKind,
-  targetRefPolicyKinds,
-  zoneEgressKind,
-  type ZoneEgressSpec,
-  zoneIngressKind,
-  type ZoneIngressSpec,
-} from '@mesh/model';
-import type { AnyPolicy, AnyTargetRefPolicy, DataplaneResource, ExternalServiceResource } from '@mesh/policy-matcher';
+import { type DataplaneSpec, type ExternalServiceSpec, KINDS, type MeshSpec, type ZoneEgressSpec, type ZoneIngressSpec } from '@mesh/model';
+import type { AnyPolicy, AnyTargetRefPolicy, DataplaneResource, ExternalServiceResource, MeshResource } from '@mesh/policy-matcher';
 import type { StoredResource } from '@mesh/store';
 import type { ZoneEgressResource, ZoneIngressResource } from '@mesh/xds-renderer';
 
-/** The kinds proxy configuration depends on; changes of any other kind (insights) are ignored. */
-export const FOLLOWED_TYPES: ReadonlySet<string> = new Set([
-  meshKind.name,
-  dataplaneKind.name,
-  externalServiceKind.name,
-  secretKind.name,
-  zoneIngressKind.name,
-  zoneEgressKind.name,
-  ...policyKinds().map((kind) => kind.name),
-  ...targetRefPolicyKinds().map((kind) => kind.name),
-]);
+/**
+ * The kinds proxy configuration depends on, in the registry's order (the Mesh first): every kind
+ * declaring its changes affect proxies. Changes of the others (insights, zones) are ignored.
+ */
+export const FOLLOWED_TYPES: ReadonlySet<string> = new Set(KINDS.filter((kind) => kind.affects !== 'nothing').map((kind) => kind.name));
 
 /** A policy as handed to the matcher, carrying the stored resource it was read from. */
 interface StoredPolicy {
@@ -62,13 +42,16 @@ export const storedPolicyOf = (policy: AnyPolicy | AnyTargetRefPolicy): StoredRe
 
 export const dataplaneOf = (stored: StoredResource): DataplaneResource => ({ mesh: stored.mesh, name: stored.name, spec: parse<DataplaneSpec>(stored) });
 
-export const externalServiceOf = (stored: StoredResource): ExternalServiceResource => ({
+/** A resource of a mesh with its parsed spec, as the matcher reads external services. */
+export const meshResourceOf = <Spec = unknown>(stored: StoredResource): MeshResource<Spec> => ({
   mesh: stored.mesh,
   name: stored.name,
   creationTime: stored.creationTime,
   modificationTime: stored.modificationTime,
-  spec: parse<ExternalServiceSpec>(stored),
+  spec: parse<Spec>(stored),
 });
+
+export const externalServiceOf = (stored: StoredResource): ExternalServiceResource => meshResourceOf<ExternalServiceSpec>(stored);
 
 export const meshSpecOf = (stored: StoredResource): MeshSpec => parse<MeshSpec>(stored);
 
@@ -98,3 +81,9 @@ export function setHeld<T>(held: Map<string, Held<T>>, name: string, stored: Sto
   else held.delete(name);
   return true;
 }
+
+/** Code-unit order, as the store lists names. */
+export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The values of a map by name, in the store's order. */
+export const inNameOrder = <T>(byKey: ReadonlyMap<string, T>): T[] => [...byKey.keys()].sort(byName).map((key) => byKey.get(key) as T);

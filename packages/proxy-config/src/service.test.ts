@@ -1,4 +1,4 @@
-import { decodeSpec, getKind, policyKinds, SERVICE_TAG, targetRefPolicyKinds } from '@mesh/model';
+import { type AnyKind, decodeSpec, getKind, KINDS, policyKinds, PROXY_IMPACTS, SERVICE_TAG, targetRefPolicyKinds } from '@mesh/model';
 import {
   dataplanesMatchingGateway,
   dataplanesSelectedBy,
@@ -192,9 +192,12 @@ describe('ProxyConfigService', () => {
   });
 
   it('keeps incremental results equal to a from-scratch computation over random writes', async () => {
+    // The engine drops what a kind declares its changes affect: a kind without a declaration is followed wrongly or not at all.
+    expect(KINDS.filter((kind) => !(PROXY_IMPACTS as readonly unknown[]).includes(kind.affects)).map((kind) => kind.name)).toEqual([]);
+    const written = new Set<string>();
     for (const seed of [1, 2, 3, 4, 5, 6]) {
       const w = await newWorld();
-      const writes = new RandomWrites(seed, w);
+      const writes = new RandomWrites(seed, w, written);
       let comparisons = 0;
       for (let step = 0; step < 150; step++) {
         await writes.next();
@@ -208,13 +211,23 @@ describe('ProxyConfigService', () => {
       await w.close();
       world = undefined;
     }
+    // Every kind of the registry was written, so every declaration was checked against a from-scratch computation.
+    expect(KINDS.map((kind) => kind.name).filter((name) => !written.has(name))).toEqual([]);
+    // The kinds declared to affect proxies are exactly those a from-scratch computation reads.
+    expect(KINDS.filter((kind) => kind.affects !== 'nothing').map((kind) => kind.name)).toEqual(KINDS.map((kind) => kind.name).filter((name) => READ_FROM_SCRATCH.has(name)));
   }, 120_000);
 });
+
+/** The kinds `expectSameAsFromScratch` has read. */
+const READ_FROM_SCRATCH = new Set<string>();
 
 /** Everything the service computes, recomputed with the matcher and the renderer from the store alone. */
 async function expectSameAsFromScratch(w: World, step: string): Promise<void> {
   await w.service.settled();
-  const all = async (type: string, mesh?: string) => (await w.store.list({ type, ...(mesh !== undefined ? { mesh } : {}), offset: 0, size: 0 })).items;
+  const all = async (type: string, mesh?: string) => {
+    READ_FROM_SCRATCH.add(type);
+    return (await w.store.list({ type, ...(mesh !== undefined ? { mesh } : {}), offset: 0, size: 0 })).items;
+  };
   const zoneIngresses = (await all('ZoneIngress')).map(zoneIngressOf);
   const zoneEgresses = (await all('ZoneEgress')).map(zoneEgressOf);
   const contexts: MeshContext[] = [];
@@ -282,7 +295,11 @@ const SERVICES = ['web', 'backend', 'db', 'cache'];
 const EXTERNAL = ['httpbin', 'api'];
 const VERSIONS = ['v1', 'v2'];
 
-/** A seeded series of creates, updates and deletes over every kind proxy configuration reads. */
+/** The kinds written by `RandomWrites` in their own branches; every other kind of the registry is written by `otherWrite`. */
+const KINDS_PROXIES_READ = new Set(['Mesh', 'Dataplane', 'ExternalService', 'Secret', 'ZoneIngress', 'ZoneEgress', ...MATCHED_POLICY_KINDS, ...TARGET_REF_KINDS]);
+const OTHER_KINDS = KINDS.filter((kind) => !KINDS_PROXIES_READ.has(kind.name));
+
+/** A seeded series of creates, updates and deletes over every kind of the registry. */
 class RandomWrites {
   /** What the last write did, for failure messages. */
   last = '';
@@ -291,6 +308,8 @@ class RandomWrites {
   constructor(
     seed: number,
     private readonly w: World,
+    /** The kinds written so far. */
+    private readonly written: Set<string>,
   ) {
     this.state = seed;
   }
@@ -422,12 +441,56 @@ class RandomWrites {
         return { targetRef: this.targetRef(top), to: [{ targetRef: service(), ...(this.random() < 0.5 ? { rules: [{ default: { backendRefs: [service()] } }] } : {}) }] };
       case 'MeshRetry':
         return { targetRef: this.targetRef([...top, 'MeshGateway']), to: [{ targetRef: destination(), default: { tcp: { maxConnectAttempt: this.pick([1, 3]) } } }] };
-      default:
+      case 'MeshCircuitBreaker':
+        return { targetRef: this.targetRef(top), to: [{ targetRef: destination(), default: { connectionLimits: { maxConnections: this.pick([10, 100]) }, outlierDetection: { detectors: { totalFailures: { consecutive: 3 } } } } }] };
+      case 'MeshFaultInjection':
+        return { targetRef: this.targetRef(top), from: [{ targetRef: this.targetRef(['Mesh', 'MeshService']), default: { http: [{ abort: { httpStatus: this.pick([500, 503]), percentage: 50 } }] } }] };
+      case 'MeshHealthCheck':
+        return { targetRef: this.targetRef(top), to: [{ targetRef: destination(), default: { http: { path: this.pick(['/ready', '/health']) }, tcp: {} } }] };
+      case 'MeshLoadBalancingStrategy':
+        return { targetRef: this.targetRef(top), to: [{ targetRef: destination(), default: { loadBalancer: { type: this.pick(['RoundRobin', 'LeastRequest']) } } }] };
+      case 'MeshRateLimit':
+        return { targetRef: this.targetRef(top), from: [{ targetRef: { kind: 'Mesh' }, default: { local: { http: { requestRate: { num: this.pick([10, 100]), interval: '1s' } } } } }] };
+      case 'MeshAccessLog':
         return {
           targetRef: this.targetRef([...top, 'MeshGateway']),
           from: [{ targetRef: { kind: 'Mesh' }, default: { backends: [{ type: 'File', file: { path: '/tmp/in.log' } }] } }],
           to: [{ targetRef: destination(), default: { backends: this.pick([[], [{ type: 'File', file: { path: '/tmp/out.log' } }]]) } }],
         };
+      default:
+        throw new Error(`no writes of the targetRef kind ${kind}: add them here`);
+    }
+  }
+
+  /**
+   * A write of a kind outside the other branches: runtime state, zones, global secrets. Their
+   * insights are named after the resources they describe. A new kind fails here until it is written.
+   */
+  private otherWrite(kind: AnyKind, mesh: string): { key: ResourceKey; body: () => object } {
+    const at = (prefix: string, count = 3) => `${prefix}-${this.int(count)}`;
+    const key = (name: string) => ({ type: kind.name, mesh: kind.scope === 'mesh' ? mesh : '', name });
+    const subscriptions = () => ({ subscriptions: [{ id: `stream-${this.int(3)}`, controlPlaneInstanceId: 'cp-1', connectTime: '2024-05-06T07:08:09Z' }] });
+    switch (kind.name) {
+      case 'GlobalSecret':
+        return { key: key(at('globalsecret')), body: () => ({ data: Buffer.from(`key-${this.int(3)}`).toString('base64') }) };
+      case 'Zone':
+        return { key: key(at('zone')), body: () => ({ enabled: this.pick([true, false]) }) };
+      case 'ZoneInsight':
+        return { key: key(at('zone')), body: () => ({ subscriptions: [] }) };
+      case 'DataplaneInsight':
+        return { key: key(at('dataplane', 8)), body: subscriptions };
+      case 'ZoneIngressInsight':
+        return { key: key(at('zoneingress')), body: subscriptions };
+      case 'ZoneEgressInsight':
+        return { key: key(at('zoneegress')), body: subscriptions };
+      case 'MeshInsight': {
+        const counts = () => ({ total: this.int(5), online: 0 });
+        return { key: key(mesh), body: () => ({ dataplanes: counts(), dpVersions: {}, mTLS: {}, services: {}, dataplanesByType: { standard: counts(), gateway: {}, gatewayBuiltin: {}, gatewayDelegated: {} } }) };
+      }
+      case 'ServiceInsight':
+        return { key: key(this.pick(SERVICES)), body: () => ({ status: this.pick(['online', 'offline']), dataplanes: { total: this.int(5) } }) };
+      default:
+        throw new Error(`no writes of the kind ${kind.name}: add them here`);
     }
   }
 
@@ -449,43 +512,50 @@ class RandomWrites {
     const mesh = this.random() < 0.85 ? 'default' : 'second';
     if (mesh === 'second' && !(await w.store.get({ type: 'Mesh', mesh: '', name: 'second' }))) {
       this.last = 'create mesh second';
+      this.written.add('Mesh');
       return w.put('Mesh', '', 'second', this.meshBody());
     }
     let type: string;
     let body: () => object;
-    if (roll < 0.35) [type, body] = ['Dataplane', () => this.dataplane()];
-    else if (roll < 0.62) {
+    let otherKey: ResourceKey | undefined;
+    if (roll < 0.33) [type, body] = ['Dataplane', () => this.dataplane()];
+    else if (roll < 0.6) {
       const kind = this.pick(MATCHED_POLICY_KINDS);
       [type, body] = [kind, () => this.policy(kind)];
-    } else if (roll < 0.8) {
-      const kind = this.pick(['MeshTimeout', 'MeshTrafficPermission', 'MeshTrace', 'MeshProxyPatch', 'MeshHTTPRoute', 'MeshTCPRoute', 'MeshRetry', 'MeshAccessLog']);
+    } else if (roll < 0.78) {
+      const kind = this.pick(TARGET_REF_KINDS);
       [type, body] = [kind, () => this.targetRefPolicy(kind)];
-    } else if (roll < 0.86) {
+    } else if (roll < 0.84) {
       const tls = this.random() < 0.5 ? { tls: { enabled: true, caCert: { secret: 'ca-cert' } } } : {};
       [type, body] = ['ExternalService', () => ({ networking: { address: `${this.pick(EXTERNAL)}.org:443`, ...tls }, tags: { [SERVICE_TAG]: this.pick(EXTERNAL), 'mesh.io/protocol': 'http' } })];
-    } else if (roll < 0.89) [type, body] = ['Secret', () => ({ data: Buffer.from(`ca-${this.int(3)}`).toString('base64') })];
-    else if (roll < 0.93) {
+    } else if (roll < 0.87) [type, body] = ['Secret', () => ({ data: Buffer.from(`ca-${this.int(3)}`).toString('base64') })];
+    else if (roll < 0.91) {
       this.last = `update mesh ${mesh}`;
+      this.written.add('Mesh');
       return w.put('Mesh', '', mesh, this.meshBody());
-    } else if (roll < 0.96) {
+    } else if (roll < 0.94) {
       const available = [{ tags: { [SERVICE_TAG]: this.pick(SERVICES), version: 'v1' }, instances: 1 + this.int(2), mesh: 'default' }];
       [type, body] = ['ZoneIngress', () => ({ zone: this.pick(['zone-1', 'zone-2']), networking: { address: '10.2.0.1', port: 10001, advertisedAddress: '198.51.100.1', advertisedPort: 10001 }, availableServices: available })];
-    } else if (roll < 0.98) [type, body] = ['ZoneEgress', () => ({ networking: { address: '10.0.1.9', port: 10002 } })];
-    else {
+    } else if (roll < 0.96) [type, body] = ['ZoneEgress', () => ({ networking: { address: '10.0.1.9', port: 10002 } })];
+    else if (roll < 0.98) {
+      // A kind not written yet first, so that every kind is.
+      const kind = OTHER_KINDS.find((other) => !this.written.has(other.name)) ?? this.pick(OTHER_KINDS);
+      const write = this.otherWrite(kind, mesh);
+      [type, body, otherKey] = [kind.name, write.body, write.key];
+    } else {
       this.last = 'delete mesh second';
       if (await w.store.get({ type: 'Mesh', mesh: '', name: 'second' })) await w.store.deleteMesh('second');
       return;
     }
-    const scoped = type !== 'ZoneIngress' && type !== 'ZoneEgress';
-    const name = type === 'Secret' ? 'ca-cert' : `${type.toLowerCase()}-${this.int(type === 'Dataplane' ? 8 : 3)}`;
-    const key = { type, mesh: scoped ? mesh : '', name };
+    this.written.add(type);
+    const key = otherKey ?? { type, mesh: getKind(type).scope === 'mesh' ? mesh : '', name: type === 'Secret' ? 'ca-cert' : `${type.toLowerCase()}-${this.int(type === 'Dataplane' ? 8 : 3)}` };
     const exists = (await w.store.get(key)) !== undefined;
     if (exists && this.random() < 0.3) {
-      this.last = `delete ${type} ${key.mesh}/${name}`;
+      this.last = `delete ${type} ${key.mesh}/${key.name}`;
       return w.del(key);
     }
-    this.last = `${exists ? 'update' : 'create'} ${type} ${key.mesh}/${name}`;
-    return w.put(type, key.mesh, name, body());
+    this.last = `${exists ? 'update' : 'create'} ${type} ${key.mesh}/${key.name}`;
+    return w.put(type, key.mesh, key.name, body());
   }
 }
 

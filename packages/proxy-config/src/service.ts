@@ -2,7 +2,8 @@
 // collected as they are announced and applied in one batch before the next read; applying one
 // only drops the results it can alter, which are computed again when next read. Whoever follows
 // a proxy (the xDS server) is told after each batch when its configuration may have changed.
-import { dataplaneKind, externalServiceKind, isPolicyKind, isTargetRefPolicyKind, meshKind, secretKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
+// Which results a change drops is what its kind declares it affects (`affects`, docs/architecture.md).
+import { type AnyKind, dataplaneKind, getKind, meshKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
 import type { TargetRefIndex } from '@mesh/policy-matcher';
 import type { ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
 import {
@@ -19,7 +20,7 @@ import {
   type ZoneProxyMetadata,
 } from '@mesh/xds-renderer';
 import { MeshProxies, type WorkCounters, type ZoneProxies } from './mesh-proxies.js';
-import { FOLLOWED_TYPES, type Held, setHeld, zoneEgressOf, zoneIngressOf } from './resources.js';
+import { FOLLOWED_TYPES, type Held, inNameOrder, setHeld, zoneEgressOf, zoneIngressOf } from './resources.js';
 
 export interface ProxyConfigServiceOptions {
   store: ResourceStore;
@@ -72,8 +73,9 @@ export class ProxyConfigService {
     this.onError = options.onError ?? (() => {});
     this.zoneProxies = {
       localZone: options.localZone,
-      ingresses: () => [...this.zoneIngresses.values()].map(({ value }) => value),
-      egresses: () => [...this.zoneEgresses.values()].map(({ value }) => value),
+      // In name order, as a from-scratch read of the store: endpoints of equal address keep that order.
+      ingresses: () => inNameOrder(this.zoneIngresses).map(({ value }) => value),
+      egresses: () => inNameOrder(this.zoneEgresses).map(({ value }) => value),
     };
   }
 
@@ -256,46 +258,44 @@ export class ProxyConfigService {
     }
   }
 
-  /** Applies the stored state of one resource; undefined when it is gone. */
+  /** Applies the stored state of one resource (undefined when it is gone), as its kind declares it affects proxies. */
   private apply(key: ResourceKey, stored: StoredResource | undefined): void {
+    const kind = getKind(key.type);
     // Zone proxies read every mesh: any change drops them all.
     for (const zoneProxy of this.zoneProxyConfigs.keys()) this.touchedProxies.add(zoneProxy);
     this.zoneProxyConfigs.clear();
-    if (key.type === meshKind.name || key.type === zoneIngressKind.name || key.type === zoneEgressKind.name) {
+    if (kind.affects === 'zoneProxies') {
       // A zone proxy itself appears or goes away; every mesh may route through zone proxies.
-      if (key.type !== meshKind.name) this.touchedProxies.add(zoneProxyKey(key.type, key.name));
-      for (const mesh of key.type === meshKind.name ? [key.name] : this.meshes.keys()) this.touchedMeshes.add(mesh);
-    } else {
-      this.touchedMeshes.add(key.mesh);
+      this.touchedProxies.add(zoneProxyKey(key.type, key.name));
+      for (const mesh of this.meshes.keys()) this.touchedMeshes.add(mesh);
+      this.setZoneProxy(kind, key.name, stored);
+      return;
     }
-    switch (key.type) {
-      case meshKind.name:
-        if (stored) this.meshOf(key.name).setMesh(stored);
-        // Deleting a mesh deletes everything in it: its proxies' followers learn they are gone.
-        else this.forgetMesh(key.name);
-        return;
-      case zoneIngressKind.name:
-        if (setHeld(this.zoneIngresses, key.name, stored, zoneIngressOf)) for (const mesh of this.meshes.values()) mesh.zoneProxiesChanged('ingress');
-        return;
-      case zoneEgressKind.name:
-        if (setHeld(this.zoneEgresses, key.name, stored, zoneEgressOf)) for (const mesh of this.meshes.values()) mesh.zoneProxiesChanged('egress');
-        return;
+    if (kind === meshKind) {
+      this.touchedMeshes.add(key.name);
+      if (stored) this.meshOf(key.name).setMesh(stored);
+      // Deleting a mesh deletes everything in it: its proxies' followers learn they are gone.
+      else this.forgetMesh(key.name);
+      return;
     }
+    this.touchedMeshes.add(key.mesh);
     // A resource may be read before its Mesh in a batch: the mesh's state is made on demand.
     const mesh = stored ? this.meshOf(key.mesh) : this.meshes.get(key.mesh);
-    if (!mesh) return;
-    if (key.type === dataplaneKind.name) mesh.setDataplane(key.name, stored);
-    else if (key.type === externalServiceKind.name) mesh.setExternalService(key.name, stored);
-    else if (key.type === secretKind.name) mesh.setSecret(key.name, stored);
-    else if (isPolicyKind(key.type)) mesh.setPolicy(key.type, key.name, stored);
-    else if (isTargetRefPolicyKind(key.type)) mesh.setTargetRefPolicy(key.type, key.name, stored);
+    mesh?.apply(kind, key.name, stored);
+  }
+
+  /** Holds a zone ingress or egress; the meshes routing through that kind of zone proxy drop what they rendered. */
+  private setZoneProxy(kind: AnyKind, name: string, stored: StoredResource | undefined): void {
+    const ingress = kind === zoneIngressKind;
+    const changed = ingress ? setHeld(this.zoneIngresses, name, stored, zoneIngressOf) : setHeld(this.zoneEgresses, name, stored, zoneEgressOf);
+    if (changed) for (const mesh of this.meshes.values()) mesh.zoneProxiesChanged(ingress ? 'ingress' : 'egress');
   }
 
   private forgetMesh(name: string): void {
     const mesh = this.meshes.get(name);
     if (!mesh) return;
     this.meshes.delete(name);
-    for (const proxy of mesh.dataplaneNames()) mesh.setDataplane(proxy, undefined);
+    mesh.forgetDataplanes();
     for (const proxy of mesh.takeTouched()) this.touchedProxies.add(keyText({ type: dataplaneKind.name, mesh: name, name: proxy }));
   }
 

@@ -69,6 +69,7 @@ export const circuitBreakerKind = defineKind({
   displayName: 'Circuit Breakers',
   singularDisplayName: 'Circuit Breaker',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: CircuitBreakerSpecSchema,
   validate: validateCircuitBreaker,
   example: demo.inMesh('backend-breaker', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { thresholds: { maxConnections: 100, maxRequests: 100 } } }),

@@ -78,5 +78,6 @@ export const dataplaneInsightKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: DataplaneInsightSpecSchema,
   validate: validateInsight,
+  affects: 'nothing',
   example: demo.inMesh('web-1', {}),
 });

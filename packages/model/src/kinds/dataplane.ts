@@ -256,6 +256,7 @@ export const dataplaneKind = defineKind({
     { field: 'networking.outbound', max: MAX_OUTBOUNDS, items: 'outbounds' },
   ],
   validate: validateDataplane,
+  affects: 'proxyAndConsumers',
   example: demo.inMesh('web-1', {
     networking: {
       address: '10.0.0.1',

@@ -74,5 +74,6 @@ export const externalServiceKind = defineKind({
   tagSets: (spec) => [spec.tags ?? {}],
   schema: ExternalServiceSpecSchema,
   validate: validateExternalService,
+  affects: 'meshProxies',
   example: demo.inMesh('httpbin', { networking: { address: 'httpbin.org:443', tls: { enabled: true } }, tags: { 'mesh.io/service': 'httpbin', 'mesh.io/protocol': 'http' } }),
 });

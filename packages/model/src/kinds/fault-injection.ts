@@ -76,6 +76,7 @@ export const faultInjectionKind = defineKind({
   singularDisplayName: 'Fault Injection',
   selection: 'sourcesDestinations',
   reach: 'destinationsAndSenders',
+  affects: 'selectedProxies',
   schema: FaultInjectionSpecSchema,
   validate: validateFaultInjection,
   example: demo.inMesh('backend-delay', {

@@ -17,5 +17,6 @@ export const globalSecretKind = defineKind({
   adminOnly: true,
   schema: GlobalSecretSpecSchema,
   validate: validateGlobalSecret,
+  affects: 'nothing',
   example: { name: 'license', spec: { data: 'c2VjcmV0' } },
 });

@@ -94,6 +94,7 @@ export const healthCheckKind = defineKind({
   displayName: 'Health Checks',
   singularDisplayName: 'Health Check',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: HealthCheckSpecSchema,
   validate: validateHealthCheck,
   example: demo.inMesh('backend-health', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1 } }),

@@ -128,6 +128,7 @@ export const meshAccessLogKind = defineKind({
   displayName: 'Mesh Access Logs',
   singularDisplayName: 'Mesh Access Log',
   targetRefPolicy: { from: true, to: true },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshAccessLogSpecSchema,
   validate: validateMeshAccessLog,

@@ -120,6 +120,7 @@ export const meshCircuitBreakerKind = defineKind({
   displayName: 'Mesh Circuit Breakers',
   singularDisplayName: 'Mesh Circuit Breaker',
   targetRefPolicy: { from: true, to: true },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshCircuitBreakerSpecSchema,
   validate: validateMeshCircuitBreaker,

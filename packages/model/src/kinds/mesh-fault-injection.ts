@@ -59,6 +59,7 @@ export const meshFaultInjectionKind = defineKind({
   displayName: 'Mesh Fault Injections',
   singularDisplayName: 'Mesh Fault Injection',
   targetRefPolicy: { from: true, to: false },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshFaultInjectionSpecSchema,
   validate: validateMeshFaultInjection,

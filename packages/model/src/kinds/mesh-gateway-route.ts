@@ -182,6 +182,7 @@ export const meshGatewayRouteKind = defineKind({
   displayName: 'Mesh Gateway Routes',
   singularDisplayName: 'Mesh Gateway Route',
   selection: 'selectors',
+  affects: 'selectedProxies',
   inspectable: false,
   schema: MeshGatewayRouteSpecSchema,
   validate: validateMeshGatewayRoute,

@@ -129,6 +129,7 @@ export const meshGatewayKind = defineKind({
   displayName: 'Mesh Gateways',
   singularDisplayName: 'Mesh Gateway',
   selection: 'selectors',
+  affects: 'selectedProxies',
   inspectable: false,
   schema: MeshGatewaySpecSchema,
   validate: validateMeshGateway,

@@ -82,6 +82,7 @@ export const meshHealthCheckKind = defineKind({
   displayName: 'Mesh Health Checks',
   singularDisplayName: 'Mesh Health Check',
   targetRefPolicy: { from: false, to: true },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshHealthCheckSpecSchema,
   validate: validateMeshHealthCheck,

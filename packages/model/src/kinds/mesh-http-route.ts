@@ -172,6 +172,7 @@ export const meshHTTPRouteKind = defineKind({
   displayName: 'Mesh HTTP Routes',
   singularDisplayName: 'Mesh HTTP Route',
   targetRefPolicy: { from: false, to: true },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshHTTPRouteSpecSchema,
   validate: validateMeshHTTPRoute,

@@ -29,4 +29,5 @@ export const meshInsightKind = defineKind({
   kdsFlags: 0,
   schema: MeshInsightSpecSchema,
   validate: () => [],
+  affects: 'nothing',
 });

@@ -144,6 +144,7 @@ export const meshLoadBalancingStrategyKind = defineKind({
   displayName: 'Mesh Load Balancing Strategies',
   singularDisplayName: 'Mesh Load Balancing Strategy',
   targetRefPolicy: { from: false, to: true },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshLoadBalancingStrategySpecSchema,
   validate: validateMeshLoadBalancingStrategy,

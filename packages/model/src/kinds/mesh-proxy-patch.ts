@@ -178,6 +178,7 @@ export const meshProxyPatchKind = defineKind({
   displayName: 'Mesh Proxy Patches',
   singularDisplayName: 'Mesh Proxy Patch',
   targetRefPolicy: { from: false, to: false },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshProxyPatchSpecSchema,
   validate: validateMeshProxyPatch,

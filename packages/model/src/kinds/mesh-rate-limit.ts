@@ -78,6 +78,7 @@ export const meshRateLimitKind = defineKind({
   displayName: 'Mesh Rate Limits',
   singularDisplayName: 'Mesh Rate Limit',
   targetRefPolicy: { from: true, to: false },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshRateLimitSpecSchema,
   validate: validateMeshRateLimit,

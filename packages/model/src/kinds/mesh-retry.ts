@@ -143,6 +143,7 @@ export const meshRetryKind = defineKind({
   displayName: 'Mesh Retries',
   singularDisplayName: 'Mesh Retry',
   targetRefPolicy: { from: false, to: true },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshRetrySpecSchema,
   validate: validateMeshRetry,

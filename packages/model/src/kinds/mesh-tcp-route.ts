@@ -38,6 +38,7 @@ export const meshTCPRouteKind = defineKind({
   displayName: 'Mesh TCP Routes',
   singularDisplayName: 'Mesh TCP Route',
   targetRefPolicy: { from: false, to: true },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshTCPRouteSpecSchema,
   validate: validateMeshTCPRoute,

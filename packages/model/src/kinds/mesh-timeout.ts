@@ -77,6 +77,7 @@ export const meshTimeoutKind = defineKind({
   displayName: 'Mesh Timeouts',
   singularDisplayName: 'Mesh Timeout',
   targetRefPolicy: { from: true, to: true },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshTimeoutSpecSchema,
   validate: validateMeshTimeout,

@@ -108,6 +108,7 @@ export const meshTraceKind = defineKind({
   displayName: 'Mesh Traces',
   singularDisplayName: 'Mesh Trace',
   targetRefPolicy: { from: false, to: false },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshTraceSpecSchema,
   validate: validateMeshTrace,

@@ -34,6 +34,7 @@ export const meshTrafficPermissionKind = defineKind({
   displayName: 'Mesh Traffic Permissions',
   singularDisplayName: 'Mesh Traffic Permission',
   targetRefPolicy: { from: true, to: false },
+  affects: 'selectedProxies',
   specField: 'spec',
   schema: MeshTrafficPermissionSpecSchema,
   validate: validateMeshTrafficPermission,

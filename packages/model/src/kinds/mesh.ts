@@ -301,6 +301,7 @@ export const meshKind = defineKind({
   schema: MeshSpecSchema,
   validate: validateMesh,
   applyDefaults: applyMeshDefaults,
+  affects: 'meshProxies',
   example: {
     name: demo.EXAMPLE_MESH,
     spec: {

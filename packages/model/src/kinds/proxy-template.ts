@@ -165,6 +165,7 @@ export const proxyTemplateKind = defineKind({
   displayName: 'Proxy Templates',
   singularDisplayName: 'Proxy Template',
   selection: 'selectors',
+  affects: 'selectedProxies',
   schema: ProxyTemplateSpecSchema,
   validate: validateProxyTemplate,
   example: demo.inMesh('web-template', { selectors: demo.FROM_WEB, conf: { imports: ['default-proxy'] } }),

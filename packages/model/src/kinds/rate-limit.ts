@@ -53,6 +53,7 @@ export const rateLimitKind = defineKind({
   singularDisplayName: 'Rate Limit',
   selection: 'sourcesDestinations',
   reach: 'destinationsAndSenders',
+  affects: 'selectedProxies',
   schema: RateLimitSpecSchema,
   validate: validateRateLimit,
   example: demo.inMesh('backend-limit', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { http: { requests: 100, interval: '10s' } } }),

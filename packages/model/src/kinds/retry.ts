@@ -134,6 +134,7 @@ export const retryKind = defineKind({
   displayName: 'Retries',
   singularDisplayName: 'Retry',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: RetrySpecSchema,
   validate: validateRetry,
   example: demo.inMesh('backend-retry', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { http: { numRetries: 3, perTryTimeout: '2s' } } }),

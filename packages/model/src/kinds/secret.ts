@@ -21,5 +21,6 @@ export const secretKind = defineKind({
   adminOnly: true,
   schema: SecretSpecSchema,
   validate: validateSecret,
+  affects: 'referringProxies',
   example: demo.inMesh('db-password', { data: 'c2VjcmV0' }),
 });

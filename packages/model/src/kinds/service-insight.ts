@@ -25,4 +25,5 @@ export const serviceInsightKind = defineKind({
   kdsFlags: KDS_FLAGS.fromGlobalToZone,
   schema: ServiceInsightSpecSchema,
   validate: () => [],
+  affects: 'nothing',
 });

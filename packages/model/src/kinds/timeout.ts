@@ -67,6 +67,7 @@ export const timeoutKind = defineKind({
   displayName: 'Timeouts',
   singularDisplayName: 'Timeout',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: TimeoutSpecSchema,
   validate: validateTimeout,
   example: demo.inMesh('backend-timeout', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND, conf: { connectTimeout: '5s', http: { requestTimeout: '15s' } } }),

@@ -29,6 +29,7 @@ export const trafficLogKind = defineKind({
   displayName: 'Traffic Logs',
   singularDisplayName: 'Traffic Log',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: TrafficLogSpecSchema,
   validate: validateTrafficLog,
   example: demo.inMesh('web-logs', { sources: demo.FROM_WEB, destinations: demo.EVERY_SERVICE, conf: { backend: 'file' } }),

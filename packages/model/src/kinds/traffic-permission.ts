@@ -29,6 +29,7 @@ export const trafficPermissionKind = defineKind({
   selection: 'sourcesDestinations',
   // Destinations select inbounds; sources select senders (gateways, external service access).
   reach: 'destinationsAndSenders',
+  affects: 'selectedProxies',
   schema: TrafficPermissionSpecSchema,
   validate: validateTrafficPermission,
   example: demo.inMesh('web-to-backend', { sources: demo.FROM_WEB, destinations: demo.TO_BACKEND }),

@@ -212,6 +212,7 @@ export const trafficRouteKind = defineKind({
   displayName: 'Traffic Routes',
   singularDisplayName: 'Traffic Route',
   selection: 'sourcesDestinations',
+  affects: 'selectedProxies',
   schema: TrafficRouteSpecSchema,
   validate: validateTrafficRoute,
   example: demo.inMesh('web-to-backend', {

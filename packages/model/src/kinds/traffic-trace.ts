@@ -28,6 +28,7 @@ export const trafficTraceKind = defineKind({
   displayName: 'Traffic Traces',
   singularDisplayName: 'Traffic Trace',
   selection: 'selectors',
+  affects: 'selectedProxies',
   schema: TrafficTraceSpecSchema,
   validate: validateTrafficTrace,
   example: demo.inMesh('web-traces', { selectors: demo.FROM_WEB, conf: { backend: 'zipkin' } }),

@@ -190,6 +190,7 @@ export const virtualOutboundKind = defineKind({
   selection: 'selectors',
   // Virtual outbounds give VIP outbounds to every transparent proxy.
   reach: 'everyProxy',
+  affects: 'selectedProxies',
   inspectable: false,
   schema: VirtualOutboundSpecSchema,
   validate: validateVirtualOutbound,

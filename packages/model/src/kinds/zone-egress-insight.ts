@@ -18,5 +18,6 @@ export const zoneEgressInsightKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneEgressInsightSpecSchema,
   validate: validateInsight,
+  affects: 'nothing',
   example: { name: 'egress-1', spec: {} },
 });

@@ -33,5 +33,6 @@ export const zoneEgressKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneEgressSpecSchema,
   validate: validateZoneEgress,
+  affects: 'zoneProxies',
   example: { name: 'egress-1', spec: { zone: 'zone-1', networking: { address: '192.168.0.2', port: 10002 } } },
 });

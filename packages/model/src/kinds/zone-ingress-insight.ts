@@ -18,5 +18,6 @@ export const zoneIngressInsightKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal,
   schema: ZoneIngressInsightSpecSchema,
   validate: validateInsight,
+  affects: 'nothing',
   example: { name: 'ingress-1', spec: {} },
 });

@@ -55,6 +55,7 @@ export const zoneIngressKind = defineKind({
   kdsFlags: KDS_FLAGS.fromZoneToGlobal | KDS_FLAGS.fromGlobalToZone,
   schema: ZoneIngressSpecSchema,
   validate: validateZoneIngress,
+  affects: 'zoneProxies',
   example: {
     name: 'ingress-1',
     spec: {

@@ -50,5 +50,6 @@ export const zoneInsightKind = defineKind({
   kdsFlags: 0,
   schema: ZoneInsightSpecSchema,
   validate: validateInsight,
+  affects: 'nothing',
   example: { name: 'zone-1', spec: {} },
 });

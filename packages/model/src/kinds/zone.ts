@@ -22,5 +22,6 @@ export const zoneKind = defineKind({
   nameIsDnsLabel: true,
   schema: ZoneSpecSchema,
   validate: validateZone,
+  affects: 'nothing',
   example: { name: 'zone-1', spec: { enabled: true } },
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { kindColumns, table } from './output.js';
 
 const created = new Date(Date.now() - 30_000).toISOString();
-const names = { displayName: 'Test Kinds', singularDisplayName: 'Test Kind', validate: () => [] };
+const names = { displayName: 'Test Kinds', singularDisplayName: 'Test Kind', validate: () => [], affects: 'nothing' } as const;
 /** Tables never decode: a kind of this test needs its spec type, not a schema. */
 const schemaOf = <Spec>() => ({}) as KindDescriptor<Spec>['schema'];
 

@@ -45,9 +45,9 @@ describe('the registry', () => {
 
   it('types each kind by what its file declares, so a new kind joins the policy lists and their spec types from its descriptor alone', () => {
     const base = { scope: 'mesh', displayName: 'Test Kinds', singularDisplayName: 'Test Kind', schema: {} as z.ZodType<{ port: number }>, validate: () => [] } as const;
-    const selecting = defineKind({ ...base, name: 'TestSelecting', path: 'test-selecting', selection: 'selectors' });
-    const targeting = defineKind({ ...base, name: 'TestTargeting', path: 'test-targeting', targetRefPolicy: { from: true, to: false } });
-    const plain = defineKind({ ...base, name: 'TestPlain', path: 'test-plain' });
+    const selecting = defineKind({ ...base, name: 'TestSelecting', path: 'test-selecting', selection: 'selectors', affects: 'selectedProxies' });
+    const targeting = defineKind({ ...base, name: 'TestTargeting', path: 'test-targeting', targetRefPolicy: { from: true, to: false }, affects: 'selectedProxies' });
+    const plain = defineKind({ ...base, name: 'TestPlain', path: 'test-plain', affects: 'nothing' });
     expectTypeOf(selecting).toExtend<KindDescriptor<{ port: number }> & { readonly name: 'TestSelecting'; readonly selection: 'selectors' }>();
     expectTypeOf(targeting).toExtend<{ readonly targetRefPolicy: { readonly from: true; readonly to: false } }>();
     expectTypeOf(plain).not.toExtend<{ readonly selection: string }>();

@@ -205,7 +205,7 @@ describe('configuration file', () => {
 });
 
 describe('effective configuration (/config)', () => {
-  it('shows every key of the seed contract and of the 2.5.0 layout', () => {
+  it('shows every key of the older layout and of the 2.5.0 layout', () => {
     const config = shown();
     expect(Object.keys(config).sort()).toEqual(
       expect.arrayContaining([

@@ -214,7 +214,7 @@ export const MASK = '*****';
 const SECRET_KEYS: readonly string[] = ['store.postgres.password'];
 
 /**
- * Keys of the seed contract's older layout that `/config` still shows, each with the key whose value
+ * Keys of the API's older configuration layout that `/config` still shows, each with the key whose value
  * it mirrors: the servers they named were folded into the API, dataplane and diagnostics servers.
  * They are views, not settings, so every value has one source.
  */

@@ -221,7 +221,7 @@ export function stdError(status: number, title: string, detail: string, violatio
 
 /**
  * Asserts a JSON reply: status, `application/json`, and the body with its key order (key order
- * is part of the contract, and `toEqual` ignores it).
+ * is part of what the API promises, and `toEqual` ignores it).
  */
 export function expectJson(reply: Reply, status: number, body: unknown): void {
   expect({ status: reply.status, body: reply.body }).toEqual({ status, body });

@@ -119,7 +119,7 @@ describe('policy kinds', () => {
     });
   });
 
-  it('are all in the catalogue, with the contract\'s external services', () => {
+  it('are all in the catalogue, with the external services', () => {
     const catalogued = catalogueKinds().map((kind) => kind.name);
     expect(catalogued).toEqual([...policyKinds(), ...targetRefPolicyKinds(), ...KINDS.filter((kind) => kind.name === 'ExternalService')].map((kind) => kind.name).sort());
   });

@@ -106,7 +106,7 @@ export interface InsightLink {
   insight: AnyKind;
   /** The collection path the reference also serves the overviews at, beside `<path>/_overview`. */
   legacyOverviewPath: string;
-  /** A `mesh` value overviews of a global kind carry (the seed's ZoneOverview, as the reference's 1.x docs). */
+  /** A `mesh` value overviews of a global kind carry (the API's ZoneOverview, as the reference's 1.x docs show it). */
   overviewMesh?: string;
 }
 

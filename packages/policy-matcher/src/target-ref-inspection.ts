@@ -11,7 +11,7 @@ import { computeRule } from './target-ref-rules.js';
 import { listenerKey } from './target-ref-select.js';
 import { type Subset, subsetOfTags } from './target-ref-subset.js';
 
-/** The contract's spelling of the reference's `ClientSubset`, `DestinationSubset` and `SingleItem`. */
+/** The API's spelling of the reference's `ClientSubset`, `DestinationSubset` and `SingleItem`. */
 export type RuleItemType = 'clientSubset' | 'destinationSubset' | 'singleItem';
 
 /** One item of `/meshes/{mesh}/dataplanes/{name}/rules`; empty fields are left out. */

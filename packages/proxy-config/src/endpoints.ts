@@ -1,4 +1,4 @@
-// What one dataplane contributes to its mesh's endpoints (the renderer's endpoint map, §4.1),
+// What one dataplane contributes to its mesh's endpoints (the endpoints of the mesh context, docs/xds.md, What a proxy receives),
 // per service, so a dataplane change re-renders the consumers of a service only when that
 // service's endpoints actually moved.
 import { type DataplaneSpec, SERVICE_TAG } from '@mesh/model';

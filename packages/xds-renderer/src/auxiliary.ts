@@ -1,4 +1,4 @@
-// The resources around the inbounds and outbounds (§4.6): the admin API cluster and listener,
+// The resources around the inbounds and outbounds (docs/xds.md, What a proxy receives): the admin API cluster and listener,
 // the prometheus listener, the tracing collector cluster and transparent proxying's
 // pass-through listeners.
 import { PASS_THROUGH_SERVICE } from '@mesh/policy-matcher';

@@ -1,4 +1,4 @@
-// Cluster building blocks (§4.3, §4.4, §4.5): discovery type, timeouts, upstream HTTP options,
+// Cluster building blocks: discovery type, timeouts, upstream HTTP options,
 // load balancing, health checks, circuit breakers and outlier detection.
 import { isIpAddress, type CircuitBreakerSpec, type HealthCheckSpec, type TimeoutSpec, type TrafficRouteSpec } from '@mesh/model';
 import { adsConfigSource, type Cluster, HTTP_PROTOCOL_OPTIONS_KEY, type JsonObject, sanitizeMetric, TYPE, type TypedObject } from './envoy.js';
@@ -12,7 +12,7 @@ type CircuitBreakerConf = NonNullable<CircuitBreakerSpec['conf']>;
 
 const DEFAULT_CONNECT_TIMEOUT = '10s';
 
-/** Inbound timeouts are twice the default outbound ones, or disabled (§4.3). */
+/** Inbound timeouts are twice the default outbound ones, or disabled. */
 export const DEFAULT_INBOUND_TIMEOUT: TimeoutConf = {
   connectTimeout: '10s',
   tcp: { idleTimeout: '7200s' },

@@ -1,4 +1,4 @@
-// The `/xds` inspection document (§2.5) rendered from what the control plane generated, in the
+// The `/xds` inspection document (docs/xds.md, Inspection) rendered from what the control plane generated, in the
 // shape of Envoy's admin `/config_dump`: the bootstrap's node, then every dynamic resource by type.
 import { dataplaneKind, dataplaneTagSets, SERVICE_TAG } from '@mesh/model';
 import type { DataplaneResource } from '@mesh/policy-matcher';
@@ -29,7 +29,7 @@ export interface ConfigDumpOptions {
 
 const REDACTED = '[redacted]';
 
-/** Node metadata as strings only (the contract types it as a string map). */
+/** Node metadata as strings only (the API documents it as a string map). */
 function stringMetadata(defaults: Record<string, string>, reported: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
   const metadata = { ...defaults };
   for (const [key, value] of Object.entries(reported ?? {})) {

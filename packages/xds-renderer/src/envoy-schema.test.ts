@@ -15,7 +15,7 @@ function expectAccepted(resources: readonly TypedObject[]): void {
 }
 
 describe('rendered resources decode with the real Envoy message definitions', () => {
-  it('the §4.7 example', () => {
+  it('the complete example of web and backend', () => {
     const { context, web1 } = specExample();
     expectAccepted(allResources(renderProxyConfig({ context, dataplane: web1 })));
   });

@@ -1,4 +1,4 @@
-// Network and HTTP filters and what policies put into them (§4.5): RBAC for TrafficPermission,
+// Network and HTTP filters and what policies put into them (docs/xds.md, What a proxy receives): RBAC for TrafficPermission,
 // fault and local rate limit filters, retry policies, access logs and tracing.
 import { type FaultInjectionSpec, type RateLimitSpec, type RetrySpec, SERVICE_TAG, type TagMap } from '@mesh/model';
 import type { PolicyOf } from '@mesh/policy-matcher';

@@ -1,4 +1,4 @@
-// Inbound side (§4.3): per inbound interface a listener on the dataplane's address and a local
+// Inbound side (docs/xds.md, What a proxy receives): per inbound interface a listener on the dataplane's address and a local
 // cluster to the application, with TrafficPermission, FaultInjection and RateLimit applied.
 import { PROTOCOL_TAG, SERVICE_TAG } from '@mesh/model';
 import type { InboundMatch } from '@mesh/policy-matcher';

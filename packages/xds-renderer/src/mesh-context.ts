@@ -1,4 +1,4 @@
-// What every proxy of a mesh shares (§4.1 step 1), computed once per mesh state: the endpoints
+// What every proxy of a mesh shares (docs/xds.md, What a proxy receives), computed once per mesh state: the endpoints
 // of each service, the policy index, the mesh's backends, and the ClusterLoadAssignments built
 // so far (one per cluster, handed to every proxy that needs it).
 import {

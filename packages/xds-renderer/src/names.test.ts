@@ -3,7 +3,7 @@ import { fractionalPercent } from './filters.js';
 import { destinationClusterName, inboundListenerName, outboundListenerName, serializeTagsHeader, sniFromTags, sourcesRegex } from './names.js';
 import { commonProtocolOf } from './protocol.js';
 
-describe('names (§4.2)', () => {
+describe('resource names', () => {
   it('hashes every tag of a subset into the cluster name', () => {
     expect(destinationClusterName({ 'mesh.io/service': 'backend' })).toBe('backend');
     expect(destinationClusterName({ 'mesh.io/service': 'backend', version: 'v1' })).toBe('backend-682413cd9359626a');

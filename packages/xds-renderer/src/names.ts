@@ -1,4 +1,4 @@
-// Resource names (§4.2) and the tag encodings proxies exchange: the `x-mesh-tags` header, the
+// Resource names (docs/xds.md, What a proxy receives) and the tag encodings proxies exchange: the `x-mesh-tags` header, the
 // source regex matched against it, SNI values and SPIFFE identities.
 import { createHash } from 'node:crypto';
 import { SERVICE_TAG, type TagMap } from '@mesh/model';

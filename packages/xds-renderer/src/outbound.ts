@@ -1,4 +1,4 @@
-// Outbound side (§4.4): per outbound a listener routing to the TrafficRoute's destinations, and
+// Outbound side (docs/xds.md, What a proxy receives): per outbound a listener routing to the TrafficRoute's destinations, and
 // per destination a cluster (EDS inside the mesh, inline endpoints for external services) with
 // its ClusterLoadAssignment.
 import { SERVICE_TAG, type RateLimitSpec, type TagMap } from '@mesh/model';

@@ -1,4 +1,4 @@
-// A proxy's whole configuration (§4.1 step 3): the generators of the `default-proxy` profile (a
+// A proxy's whole configuration (docs/xds.md, What a proxy receives): the generators of the `default-proxy` profile (a
 // builtin gateway's in place of inbounds and outbounds) over one prepared mesh context, unless a
 // ProxyTemplate leaves them out; the template's raw resources; then the targetRef policies in the
 // reference's order and the template's modifications (docs/policies.md, What each policy does to

@@ -16,7 +16,7 @@ function expectGolden(file: string, actual: unknown): void {
   expect(JSON.parse(json)).toEqual(JSON.parse(readFileSync(testdata(file), 'utf8')));
 }
 
-describe('the complete example of the spec (§4.7)', () => {
+describe('the complete example: web-1 calling backend through a 90/10 split', () => {
   const { context, web1 } = specExample();
   const config = renderProxyConfig({ context, dataplane: web1 });
   const emitted = JSON.parse(readFileSync(testdata('spec-4.7-emitted.json'), 'utf8')) as Record<string, Array<{ name?: string; clusterName?: string }>>;

@@ -1,4 +1,4 @@
-// TLS pieces (§4.6): mesh mTLS with certificates delivered over SDS, TLS to external services,
+// TLS pieces: mesh mTLS with certificates delivered over SDS, TLS to external services,
 // the admin listener's static mTLS, and the Secret resources themselves.
 import { isIpAddress } from '@mesh/model';
 import { adsConfigSource, FILTER, type JsonObject, type Secret, TYPE, type TypedObject } from './envoy.js';

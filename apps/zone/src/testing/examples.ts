@@ -1,5 +1,5 @@
-// A valid body for every writable kind, as an operator would write it, with the collection path
-// the contract gives. The end-to-end tests create, update, list and delete each one over HTTP.
+// A valid body for every writable kind, as an operator would write it, with its collection
+// path. The end-to-end tests create, update, list and delete each one over HTTP.
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
 const TO_BACKEND = [{ match: { 'mesh.io/service': 'backend' } }];
 const MESH = { kind: 'Mesh' };

@@ -51,7 +51,7 @@ async function meshProxies(ctx: ApiContext, req: Request, mesh: string, title: s
   return proxies;
 }
 
-/** A matched policy as `GET` of it returns it (the seed's full entity, not the reference's meta). */
+/** A matched policy as `GET` of it returns it (the full entity, where the reference shows only its meta). */
 const policyEntity = (policy: AnyPolicy | AnyTargetRefPolicy, kind: PolicyKind | TargetRefPolicyKind): unknown => JSON.parse(resourceJson(getKind(kind), storedPolicyOf(policy)));
 
 /**

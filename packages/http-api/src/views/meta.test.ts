@@ -53,7 +53,7 @@ async function serveWith(overrides: { effectiveConfig: Record<string, unknown>; 
   };
 }
 
-// The contract's catalogue of policy kinds and the reference's targetRef kinds, in name order;
+// The catalogue of the source/destination and selector policy kinds and the reference's targetRef kinds, in name order;
 // a targetRef kind is inbound when it has `from` entries, outbound when it has `to` entries.
 const TARGET_REF = { isTargetRefBased: true, isInbound: false, isOutbound: false };
 const INBOUND = { ...TARGET_REF, isInbound: true };
@@ -180,7 +180,7 @@ describe('GET /versions', () => {
 });
 
 describe('GET /policies', () => {
-  it('lists the contract catalogue and the targetRef kinds, writable, on a standalone control plane', async () => {
+  it('lists the catalogue of the older policy kinds and the targetRef kinds, writable, on a standalone control plane', async () => {
     expectJson(await (await start()).get('/policies'), 200, catalogue(false));
   });
 

@@ -29,7 +29,7 @@ const OutboundSchema = message({
   address: str(),
   port: u32(),
   tags: stringMap(),
-  // The seed's spelling of `tags: {"mesh.io/service": ...}`; stored and returned as sent.
+  // A shorter spelling of `tags: {"mesh.io/service": ...}` that the API also accepts; stored and returned as sent.
   service: str(),
 });
 export type DataplaneOutbound = z.infer<typeof OutboundSchema>;

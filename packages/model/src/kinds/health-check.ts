@@ -16,8 +16,8 @@ const HttpSchema = message({
   path: str(),
   requestHeadersToAdd: list(HeaderValueOptionSchema),
   expectedStatuses: list(u32Value().unwrap()),
-  // Not a 2.5.0 field; the contract lists it, so it is accepted and returned as sent, false
-  // included, and not validated.
+  // Not a field of the reference's 2.5.0; the API documents it, so it is accepted and returned as
+  // sent, false included, and not validated.
   useHttp1: boolValue(),
 });
 

@@ -12,7 +12,7 @@ const withRules = (...rules: unknown[]) => validate({ selectors, conf: { http: {
 const R = 'conf.http.rules[0]';
 
 describe('MeshGatewayRoute', () => {
-  it('accepts the contract example', () => {
+  it('accepts the documented example', () => {
     expect(
       validate({
         selectors: [{ match: { 'mesh.io/service': 'edge-gateway' } }],

@@ -9,7 +9,7 @@ const selectors = [{ match: { 'mesh.io/service': 'gateway' } }];
 const withListeners = (...listeners: unknown[]) => validate({ selectors, conf: { listeners } });
 
 describe('MeshGateway', () => {
-  it('accepts the contract example', () => {
+  it('accepts the documented example', () => {
     expect(
       validate({
         selectors: [{ match: { 'mesh.io/service': 'edge-gateway' } }],

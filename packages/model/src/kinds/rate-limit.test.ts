@@ -10,7 +10,7 @@ const selectors = {
 };
 
 describe('RateLimit', () => {
-  it('accepts the contract example and returns it unchanged', () => {
+  it('accepts the documented example and returns it unchanged', () => {
     const body = {
       ...selectors,
       conf: { http: { requests: 100, interval: '10s', onRateLimit: { status: 429, headers: [{ key: 'x-limited', value: 'true', append: true }] } } },

@@ -13,7 +13,7 @@ const withConf = (conf: Record<string, unknown>) =>
 const preEvaluation = (error: string) => `template pre evaluation failed with error='${error}'`;
 
 describe('VirtualOutbound', () => {
-  it('accepts the contract example', () => {
+  it('accepts the documented example', () => {
     expect(
       validate({
         selectors,

@@ -1,4 +1,4 @@
-// Tests only: meshes that exercise the renderer, from the spec's complete example (§4.7) to one
+// Tests only: meshes that exercise the renderer, from the complete example (web-1 calling backend) to one
 // using every policy family, mTLS, logging, tracing, metrics and external services.
 import type { DataplaneResource } from '@mesh/policy-matcher';
 import type { MeshContext } from '../mesh-context.js';
@@ -8,7 +8,7 @@ import { dataplane, externalService, meshContextOf, meshSpec, policy, zoneEgress
 const svc = (name: string, extra: Record<string, string> = {}) => ({ match: { 'mesh.io/service': name, ...extra } });
 const ANY = svc('*');
 
-/** §4.7: web-1 calling backend through a 90/10 split, with timeouts. */
+/** The complete example: web-1 calling backend through a 90/10 split, with timeouts. */
 export function specExample(): { context: MeshContext; web1: DataplaneResource } {
   const web1 = dataplane('web-1', {
     address: '10.0.0.1',

@@ -19,7 +19,7 @@ const sidecar = (networking: Record<string, unknown> = {}, rest: Record<string, 
 });
 
 describe('Dataplane', () => {
-  it('accepts the reference's shapes and the API's shorter ones', () => {
+  it('accepts the shapes of the reference and the shorter ones of the API', () => {
     expect(validate(sidecar())).toEqual([]);
     expect(validate(sidecar({ outbound: [{ port: 10001, service: 'backend' }] }))).toEqual([]);
     expect(

@@ -32,13 +32,17 @@ export class PostgresLeaderElection {
     this.schedule(0);
   }
 
+  /**
+   * Gives up the lead, then the session and the lock with it: another instance may take the lead
+   * as soon as the lock is free, by which time this one no longer claims it.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    this.setLeader(false);
     await this.client?.end().catch(() => {});
     this.client = undefined;
-    this.setLeader(false);
   }
 
   private schedule(delay: number): void {

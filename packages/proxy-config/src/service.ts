@@ -4,7 +4,7 @@
 // a proxy (the xDS server) is told after each batch when its configuration may have changed.
 import { dataplaneKind, externalServiceKind, isPolicyKind, isTargetRefPolicyKind, meshKind, secretKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
 import type { TargetRefIndex } from '@mesh/policy-matcher';
-import type { ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
+import type { ResourceKey, ResourceReader, StoredResource } from '@mesh/store';
 import {
   type ConfigDump,
   type ConfigDumpOptions,
@@ -22,7 +22,7 @@ import { MeshProxies, type WorkCounters, type ZoneProxies } from './mesh-proxies
 import { FOLLOWED_TYPES, type Held, setHeld, zoneEgressOf, zoneIngressOf } from './resources.js';
 
 export interface ProxyConfigServiceOptions {
-  store: ResourceStore;
+  store: ResourceReader;
   /** This control plane's zone: zone ingresses of other zones carry the remote services. */
   localZone?: string | undefined;
   /** A batch of changes that could not be applied. */
@@ -46,7 +46,7 @@ const zoneProxyKey = (type: string, name: string): string => keyText({ type, mes
 export class ProxyConfigService {
   /** Matches and renders done so far, all meshes together. */
   readonly counters: WorkCounters = { matched: 0, rendered: 0, targetRefMatched: 0 };
-  private readonly store: ResourceStore;
+  private readonly store: ResourceReader;
   private readonly onError: (error: unknown) => void;
   private readonly meshes = new Map<string, MeshProxies>();
   private readonly zoneIngresses = new Map<string, Held<ZoneIngressResource>>();

@@ -3,7 +3,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { globalSecretKind, secretKind, type AnyKind } from '@mesh/model';
 import { generateSigningKeyData, type ResourceManager } from '@mesh/resource-manager';
-import type { ResourceStore, StoredResource } from '@mesh/store';
+import type { ResourceReader, StoredResource } from '@mesh/store';
 
 export type TokenKind = 'dataplane' | 'zoneIngress' | 'zone' | 'user';
 
@@ -73,7 +73,7 @@ export interface SigningKey {
 
 /** Reads signing keys and revocation lists from the store (in memory: reads cost no query). */
 export class SigningKeys {
-  constructor(private readonly store: ResourceStore) {}
+  constructor(private readonly store: ResourceReader) {}
 
   /** The key with the highest serial, which signs new tokens. */
   async current(place: KeyPlace): Promise<SigningKey | undefined> {

@@ -40,9 +40,20 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
   prepareWorkDir(config.general.workDir);
   const { store: unmeteredStore, isAvailable, leadership, location } = await openStore(config, logger);
   const store = new MeteredResourceStore(unmeteredStore);
-  const insights = new InsightAggregator({ store, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
   const zoneName = config.multizone.zone.name || undefined;
-  const proxyConfigs = new ProxyConfigService({ store, localZone: zoneName, onError: (err) => logger.error({ err }, 'proxy configuration: changes could not be applied') });
+  const manager = new ResourceManager({
+    store,
+    mode,
+    apiReadOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
+    ...(zoneName ? { zoneName } : {}),
+  });
+  // The rules of other packages on writes: the CAs of meshes, their token signing keys.
+  registerCaHooks(manager);
+  registerSigningKeyHooks(manager);
+  // Everything but the manager reads: a write that bypasses it does not type-check (docs/architecture.md, Readers and the writer).
+  const reader = manager.reader;
+  const insights = new InsightAggregator({ store: reader, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
+  const proxyConfigs = new ProxyConfigService({ store: reader, localZone: zoneName, onError: (err) => logger.error({ err }, 'proxy configuration: changes could not be applied') });
   const servers: Server[] = [];
   let multizone: Multizone | undefined;
   let dpServer: Awaited<ReturnType<typeof startDpServer>>;
@@ -61,22 +72,13 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
   };
 
   try {
-    let clusterId = await store.getSetting(CLUSTER_ID_SETTING);
+    let clusterId = await reader.getSetting(CLUSTER_ID_SETTING);
     if (!clusterId) {
       clusterId = randomUUID();
-      await store.putSetting(CLUSTER_ID_SETTING, clusterId);
+      await manager.putSetting(CLUSTER_ID_SETTING, clusterId);
     }
     const instanceId = randomUUID();
-    const manager = new ResourceManager({
-      store,
-      mode,
-      apiReadOnly: config.apiServer.readOnly || config.environment === 'kubernetes',
-      ...(zoneName ? { zoneName } : {}),
-    });
-    // The rules of other packages on writes: the CAs of meshes, their token signing keys.
-    registerCaHooks(manager);
-    registerSigningKeyHooks(manager);
-    const keys = new SigningKeys(store);
+    const keys = new SigningKeys(reader);
     const tokens = new TokenService({ keys });
     // What runs once runs on the leader of the instances sharing the store (the embedded store's one instance leads).
     const createDefaults = async () => {
@@ -107,7 +109,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       metrics: createSyncMetrics(metrics.registry),
     });
     // The data plane server (docs/xds.md): proxies connect to it; the API shows their live views.
-    dpServer = await startDpServer({ config, mode, store, manager, proxyConfigs, tokens, instanceId, leadership, logger, registry: metrics.registry });
+    dpServer = await startDpServer({ config, mode, store: reader, manager, proxyConfigs, tokens, instanceId, leadership, logger, registry: metrics.registry });
     const app = createApiApp({
       observeRequest: metrics.observeRequest,
       requestLogger: requestLog(logger),

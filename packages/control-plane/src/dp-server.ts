@@ -3,7 +3,7 @@
 import { parseDurationNanos, type Mode } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import type { TokenService } from '@mesh/tokens';
 import { type AuthnType, DataplaneServer } from '@mesh/xds-server';
 import type { Logger } from 'pino';
@@ -16,7 +16,7 @@ import { createXdsMetrics } from './xds-metrics.js';
 export interface DpServerDependencies {
   config: ControlPlaneConfig;
   mode: Mode;
-  store: ResourceStore;
+  store: ResourceReader;
   manager: ResourceManager;
   proxyConfigs: ProxyConfigService;
   tokens: TokenService;

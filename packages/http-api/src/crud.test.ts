@@ -244,7 +244,7 @@ describe('PUT validates the spec before the metadata', () => {
   it('lets an existing resource with a legacy name be updated', async () => {
     // Stored by an older version that accepted such names.
     const { type, mesh, name, ...spec } = trafficRoute('legacy_route');
-    await api.manager.store.create({ type, mesh, name, spec: JSON.stringify(spec) });
+    await api.store.create({ type, mesh, name, spec: JSON.stringify(spec) });
     expectJson(await api.put('/meshes/default/traffic-routes/legacy_route', trafficRoute('legacy_route')), 200, {});
   });
 

@@ -25,7 +25,7 @@ export function kindPaths(kind: AnyKind): { list: string; entity: string } {
 }
 
 export function addCrudRoutes(table: RouteTable, ctx: ApiContext): void {
-  const pages = new ListPageCache(ctx.manager.store);
+  const pages = new ListPageCache(ctx.manager.reader);
   for (const kind of KINDS) {
     // Computed kinds have their own views (views/insights.ts).
     if (kind.computed) continue;

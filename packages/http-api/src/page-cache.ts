@@ -1,7 +1,7 @@
 // Unfiltered pages of resource lists, kept as encoded bytes until their type changes. Clients
 // (the GUI above all) poll the same pages over and over; serving an unchanged page then costs
 // what sending its bytes costs. Any write of the type, announced by the store, retires its pages.
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import type { Response } from 'express';
 import type { ListedPage } from './pagination.js';
 
@@ -18,7 +18,7 @@ export class ListPageCache {
   private readonly generations = new Map<string, number>();
   private readonly pages = new Map<string, CachedPage>();
 
-  constructor(store: ResourceStore) {
+  constructor(store: ResourceReader) {
     store.onChange((change) => this.generations.set(change.type, this.generationOf(change.type) + 1));
   }
 

@@ -54,6 +54,7 @@ export interface TestApi {
   /** The context the API was built from (for `createRouteTable`). */
   ctx: ApiContext;
   manager: ResourceManager;
+  /** The store with its writes, for setups the API cannot make (what an older version stored, insights). */
   store: ResourceStore;
   /** Moves the store's clock on (every write is stamped with the clock's time). */
   advanceClock(ms: number): void;
@@ -126,12 +127,14 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
   registerCaHooks(manager);
   registerSigningKeyHooks(manager);
   if (options.defaultMesh ?? true) await manager.ensureDefaultMesh();
-  const keys = new SigningKeys(store);
+  // As the control plane is composed: the manager writes, every other part reads.
+  const reader = manager.reader;
+  const keys = new SigningKeys(reader);
   const tokens = new TokenService({ keys, now: () => new Date(now) });
   await bootstrapTokens({ manager, keys, tokens, mode, bootstrapAdminToken: true });
-  const insights = new InsightAggregator({ store, now: () => new Date(now) });
+  const insights = new InsightAggregator({ store: reader, now: () => new Date(now) });
   await insights.start();
-  const proxyConfigs = new ProxyConfigService({ store, ...(options.zoneName !== undefined ? { localZone: options.zoneName } : {}) });
+  const proxyConfigs = new ProxyConfigService({ store: reader, ...(options.zoneName !== undefined ? { localZone: options.zoneName } : {}) });
   await proxyConfigs.start();
   const ctx: ApiContext = {
     manager,

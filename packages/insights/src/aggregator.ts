@@ -14,14 +14,14 @@ import {
   zoneInsightKind,
   type AnyKind,
 } from '@mesh/model';
-import type { ResourceChange, ResourceStore, StoredResource } from '@mesh/store';
+import type { ResourceChange, ResourceReader, StoredResource } from '@mesh/store';
 import { dataplaneContribution, type ProxyType } from './contribution.js';
 import { type ExternalServiceEntry, type MeshInsightSpec, MeshTally, type ServiceStat, type StatusCounts } from './mesh-tally.js';
 import { isConnected } from './status.js';
 import type { StoredDataplane, StoredDataplaneInsight, StoredExternalService, Subscription } from './stored.js';
 
 export interface InsightAggregatorOptions {
-  store: ResourceStore;
+  store: ResourceReader;
   /** Source of the insights' times; tests pin it. */
   now?: () => Date;
   /** A change that could not be applied (the aggregate stays as it was). */
@@ -75,7 +75,7 @@ const externalServiceEntry = (spec: StoredExternalService): ExternalServiceEntry
 const everything = { offset: 0, size: 0 } as const;
 
 export class InsightAggregator {
-  private readonly store: ResourceStore;
+  private readonly store: ResourceReader;
   private readonly now: () => Date;
   private readonly onError: (error: unknown) => void;
   private readonly meshes = new Map<string, MeshTally>();

@@ -18,7 +18,7 @@ import {
   type ZoneIngressSpec,
 } from '@mesh/model';
 import type { SyncedCopy } from '@mesh/resource-manager';
-import type { ResourceChange, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
+import type { ResourceChange, ResourceKey, ResourceReader, StoredResource } from '@mesh/store';
 import { keyPlace, ZONE_TOKEN_PUBLIC_KEY_PREFIX } from '@mesh/tokens';
 import { ZONE_TOKEN_FEATURE, type SyncMessage } from './protocol.js';
 
@@ -75,7 +75,7 @@ function publicKeySpec(stored: StoredResource): string {
  * the global secrets only the zone-ingress signing keys and (to a zone that asks) the public
  * halves of the zone-token keys; other zones' ingresses, unless their zone is disabled.
  */
-export function globalToZone(store: ResourceStore, zone: string, features: readonly string[]): Channel {
+export function globalToZone(store: ResourceReader, zone: string, features: readonly string[]): Channel {
   const wantsZoneTokenKeys = features.includes(ZONE_TOKEN_FEATURE);
   const zoneEnabled = async (name: string) => {
     const stored = await store.get({ type: zoneKind.name, mesh: '', name });

@@ -5,7 +5,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { DomainError, isDnsLabel, NAME_MESSAGES, zoneKind, type ZoneSpec } from '@mesh/model';
 import { syncCursorSetting, syncedKind, type ResourceManager } from '@mesh/resource-manager';
-import type { ResourceChange, ResourceStore } from '@mesh/store';
+import type { ResourceChange, ResourceReader } from '@mesh/store';
 import { initTRPC, TRPCError } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
@@ -123,9 +123,9 @@ class ZoneSession {
   ) {
     const { manager, clusterId, metrics } = server.options;
     this.outbox = new SyncOutbox({
-      store: manager.store,
+      store: manager.reader,
       storeId: clusterId,
-      channel: globalToZone(manager.store, zone, features),
+      channel: globalToZone(manager.reader, zone, features),
       send: async (message) => {
         for (const part of message.kinds) this.unanswered.set(part.nonce, part.type);
         for (const nonce of this.unanswered.keys()) {
@@ -228,7 +228,7 @@ export class GlobalSyncServer {
   constructor(readonly options: GlobalSyncOptions) {
     this.recorder = new ZoneInsightRecorder({
       manager: options.manager,
-      store: options.manager.store,
+      store: options.manager.reader,
       globalInstanceId: options.instanceId,
       version: options.version,
       subscriptionLimit: options.subscriptionLimit,
@@ -258,7 +258,7 @@ export class GlobalSyncServer {
       if (options.isLeader()) this.recorder.finalize().catch((err: unknown) => options.logger.error({ err }, 'zone insights could not be finalized'));
     }, options.idleTimeoutMs);
     this.finalizer.unref();
-    this.unsubscribe = options.manager.store.onChange((change) => this.onZoneChange(change));
+    this.unsubscribe = options.manager.reader.onChange((change) => this.onZoneChange(change));
 
     const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' }) : createHttpServer();
     server.on('request', (_req, res) => {
@@ -306,7 +306,7 @@ export class GlobalSyncServer {
     if (change.type !== zoneKind.name) return;
     const session = this.sessions.get(change.name);
     if (!session) return;
-    void this.options.manager.store.get(change).then((stored) => {
+    void this.options.manager.reader.get(change).then((stored) => {
       if (!stored) session.end(new TRPCError({ code: 'FORBIDDEN', message: `zone ${change.name} was deleted` }));
       else if (!zoneEnabled(stored.spec)) session.end(new TRPCError({ code: 'FORBIDDEN', message: `zone ${change.name} is disabled` }));
     });
@@ -329,7 +329,7 @@ export class GlobalSyncServer {
   }
 
   private async zoneCursor(zone: string): Promise<Cursor | null> {
-    const text = await this.options.manager.store.getSetting(syncCursorSetting(zone));
+    const text = await this.options.manager.reader.getSetting(syncCursorSetting(zone));
     if (!text) return null;
     const parsed = CursorSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : null;

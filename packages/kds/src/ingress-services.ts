@@ -102,7 +102,7 @@ export class ZoneIngressServices {
   constructor(private readonly options: ZoneIngressServicesOptions) {}
 
   start(): void {
-    this.unsubscribe = this.options.manager.store.onChange((change) => this.onChange(change));
+    this.unsubscribe = this.options.manager.reader.onChange((change) => this.onChange(change));
     this.schedule();
   }
 
@@ -140,7 +140,7 @@ export class ZoneIngressServices {
   private async update(): Promise<void> {
     const { manager, zone, tagFilters, isLeader } = this.options;
     if (!isLeader()) return;
-    const all = (type: string) => manager.store.list({ type, offset: 0, size: 0 }).then((page) => page.items);
+    const all = (type: string) => manager.reader.list({ type, offset: 0, size: 0 }).then((page) => page.items);
     const ingresses = (await all(zoneIngressKind.name)).filter((ingress) => this.isOwnIngress(ingress));
     if (ingresses.length === 0) return;
     const services = availableServices(await all(dataplaneKind.name), await all(externalServiceKind.name), await all(meshKind.name), zone, tagFilters);

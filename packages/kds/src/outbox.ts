@@ -2,12 +2,12 @@
 // cursor, then every change as the store announces it (docs/multizone.md, Sending).
 import { randomUUID } from 'node:crypto';
 import type { SyncedCopy } from '@mesh/resource-manager';
-import type { ResourceChange, ResourceKey, ResourceStore } from '@mesh/store';
+import type { ResourceChange, ResourceKey, ResourceReader } from '@mesh/store';
 import type { Channel } from './channels.js';
 import type { Cursor, SyncedKind, SyncMessage } from './protocol.js';
 
 export interface OutboxOptions {
-  store: ResourceStore;
+  store: ResourceReader;
   /** The id of the store's history (its cluster id): a cursor of another history means a full sync. */
   storeId: string;
   channel: Channel;

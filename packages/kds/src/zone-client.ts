@@ -212,7 +212,7 @@ export class ZoneSyncClient {
   private startSending(client: Client, cursor: Cursor | null, fail: (error: Error) => void): SyncOutbox {
     const { manager, zone, clusterId, metrics } = this.options;
     const outbox = new SyncOutbox({
-      store: manager.store,
+      store: manager.reader,
       storeId: clusterId,
       channel: zoneToGlobal(zone),
       send: async (message) => {
@@ -267,7 +267,7 @@ export class ZoneSyncClient {
 
   /** Where this zone stands with what the global sent. */
   private async cursor(): Promise<Cursor | null> {
-    const text = await this.options.manager.store.getSetting(syncCursorSetting('global'));
+    const text = await this.options.manager.reader.getSetting(syncCursorSetting('global'));
     if (!text) return null;
     const parsed = CursorSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : null;

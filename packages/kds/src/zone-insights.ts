@@ -4,12 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { zoneInsightKind, type ZoneInsightSpec, type ZoneSyncSubscription } from '@mesh/model';
 import type { ResourceManager } from '@mesh/resource-manager';
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import type { Hello, Version } from './protocol.js';
 
 export interface ZoneInsightOptions {
   manager: ResourceManager;
-  store: ResourceStore;
+  store: ResourceReader;
   globalInstanceId: string;
   /** The global's own version, to tell whether a zone's is compatible. */
   version: Version;

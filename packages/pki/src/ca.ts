@@ -4,7 +4,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fieldPath, indexPath, invalidResource, isDomainName, secretKind, type Violation } from '@mesh/model';
 import type { ManagerContext, Spec } from '@mesh/resource-manager';
-import type { NewResource } from '@mesh/store';
+import type { NewResource, ResourceReader } from '@mesh/store';
 import * as x509 from '@peculiar/x509';
 import { generate } from 'selfsigned';
 
@@ -45,7 +45,7 @@ function checkDataSource(path: string, source: DataSource, out: Violation[]): vo
   }
 }
 
-export async function loadDataSource(ctx: Pick<ManagerContext, 'store'>, mesh: string, source: DataSource): Promise<string> {
+export async function loadDataSource(ctx: { store: ResourceReader }, mesh: string, source: DataSource): Promise<string> {
   if (source.secret !== undefined) {
     const secret = await ctx.store.get({ type: secretKind.name, mesh, name: source.secret });
     if (!secret) throw new Error(`could not load data: Resource not found: type="Secret" name="${source.secret}" mesh="${mesh}"`);

@@ -2,7 +2,7 @@
 // by the CA of its mesh's enabled mTLS backend, naming its services as SPIFFE URIs and its tags
 // as `mesh://<tag>/<value>` URIs, which the receiving proxies' RBAC rules match.
 import { createPrivateKey, webcrypto } from 'node:crypto';
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import * as x509 from '@peculiar/x509';
 import { builtinCaSecretNames, type DataSource, loadDataSource, type MeshMtls, type MtlsBackend } from './ca.js';
 
@@ -35,7 +35,7 @@ function validityOf(backend: MtlsBackend & { dpCert?: { rotation?: { expiration?
 }
 
 /** The CA of the mesh's enabled backend; undefined when mTLS is off. Throws when it cannot be read. */
-export async function loadMeshCa(store: ResourceStore, mesh: string, mtls: MeshMtls | undefined): Promise<MeshCa | undefined> {
+export async function loadMeshCa(store: ResourceReader, mesh: string, mtls: MeshMtls | undefined): Promise<MeshCa | undefined> {
   const name = mtls?.enabledBackend;
   if (!name) return undefined;
   const backend = (mtls.backends ?? []).find((candidate) => candidate.name === name);

@@ -5,7 +5,7 @@
 // Which results a change drops is what its kind declares it affects (`affects`, docs/architecture.md).
 import { type AnyKind, dataplaneKind, getKind, meshKind, zoneEgressKind, zoneIngressKind } from '@mesh/model';
 import type { TargetRefIndex } from '@mesh/policy-matcher';
-import type { ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
+import type { ResourceKey, ResourceReader, StoredResource } from '@mesh/store';
 import {
   type ConfigDump,
   type ConfigDumpOptions,
@@ -23,7 +23,7 @@ import { MeshProxies, type WorkCounters, type ZoneProxies } from './mesh-proxies
 import { FOLLOWED_TYPES, type Held, inNameOrder, setHeld, zoneEgressOf, zoneIngressOf } from './resources.js';
 
 export interface ProxyConfigServiceOptions {
-  store: ResourceStore;
+  store: ResourceReader;
   /** This control plane's zone: zone ingresses of other zones carry the remote services. */
   localZone?: string | undefined;
   /** A batch of changes that could not be applied. */
@@ -47,7 +47,7 @@ const zoneProxyKey = (type: string, name: string): string => keyText({ type, mes
 export class ProxyConfigService {
   /** Matches and renders done so far, all meshes together. */
   readonly counters: WorkCounters = { matched: 0, rendered: 0, targetRefMatched: 0 };
-  private readonly store: ResourceStore;
+  private readonly store: ResourceReader;
   private readonly onError: (error: unknown) => void;
   private readonly meshes = new Map<string, MeshProxies>();
   private readonly zoneIngresses = new Map<string, Held<ZoneIngressResource>>();

@@ -1,5 +1,6 @@
-// The one write path of every resource: the REST API, the control plane's own subsystems and
-// zone sync all write through `apply` and `remove`. See README.md for the steps in order.
+// The one write path of every resource: the REST API and the control plane's own subsystems
+// write through `apply` and `remove`, zone sync through `applySynced`. Everything else reads
+// (`reader`). See README.md for the steps in order.
 import { isDeepStrictEqual } from 'node:util';
 import {
   checkMeshName,
@@ -28,13 +29,13 @@ import {
   type ResourceMeta,
   type Violation,
 } from '@mesh/model';
-import type { ListPage, ListQuery, ResourceChange, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
+import type { ListPage, ListQuery, ResourceChange, ResourceKey, ResourceReader, ResourceStore, StoredResource } from '@mesh/store';
 import { requireAccess, type Caller } from './access.js';
 import { dataplaneHooks } from './dataplane.js';
 import { combineHooks, type KindHooks, type ManagerContext, type Spec } from './hooks.js';
 import { meshHooks } from './mesh.js';
 import { externalServiceHooks, rateLimitHooks } from './rate-limit.js';
-import { originLabels, requireZone, type SyncBatch, syncWrites } from './sync.js';
+import { requireZone, type SyncBatch, syncWrites } from './sync.js';
 import { zoneHooks } from './zone.js';
 
 /**
@@ -55,16 +56,15 @@ const NO_HOOKS: KindHooks = {};
 const MAX_SYNCED_NAME = 253;
 
 /**
- * Where a write comes from: this control plane (its API or its own subsystems), the global (zone
- * sync on a zone), or a zone (zone sync on the global).
+ * Where a write comes from: this control plane (its API or its own subsystems, through `apply`
+ * and `remove`), the global (zone sync on a zone), or a zone (zone sync on the global), both
+ * through `applySynced`.
  */
-export type WriteOrigin = 'local' | 'global' | { zone: string };
+export type WriteOrigin = 'local' | SyncBatch['origin'];
 
 export interface WriteOptions {
-  /** The API caller; absent for the control plane's own writes (defaults, insights, keys, sync). */
+  /** The API caller; absent for the control plane's own writes (defaults, insights, keys). */
   caller?: Caller;
-  /** `local` by default. */
-  origin?: WriteOrigin;
   /**
    * Leave the stored resource as it is, labels included, when the write would store the spec it
    * holds (a proxy registering itself again as it was): no new version, no change to follow.
@@ -73,6 +73,7 @@ export interface WriteOptions {
 }
 
 export interface ResourceManagerOptions {
+  /** The store with its writes: the manager is the only holder besides the composition that opened it. */
   store: ResourceStore;
   mode: Mode;
   zoneName?: string;
@@ -105,7 +106,8 @@ export class ResourceManager {
     this.ctx = { store: options.store, mode: options.mode, zoneName: options.zoneName };
   }
 
-  get store(): ResourceStore {
+  /** The store, for reading: what every other part of the control plane is given. */
+  get reader(): ResourceReader {
     return this.options.store;
   }
 
@@ -146,22 +148,18 @@ export class ResourceManager {
    * violation), access (403), then defaults, the kind's rules and the store write.
    */
   async apply(kind: AnyKind, at: KindKey, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
-    const origin = options.origin ?? 'local';
-    this.requireWritable(kind, origin, options.caller);
+    this.requireWritable(kind, 'local', options.caller);
     const { meta, labels, spec } = readResourceBody(kind, body);
     const specViolations = kind.validate(spec);
     if (specViolations.length > 0) throw invalidResource(specViolations);
 
     const key = keyOf(kind, at.mesh, at.name);
     const current = await this.options.store.get(key);
-    if (origin === 'local') {
-      const violations = [...this.metaViolations(kind, key, meta, current === undefined), ...labelViolations(labels)];
-      if (violations.length > 0) throw invalidResource(violations);
-    }
+    const violations = [...this.metaViolations(kind, key, meta, current === undefined), ...labelViolations(labels)];
+    if (violations.length > 0) throw invalidResource(violations);
     if (options.caller) requireAccess(options.caller, kind);
 
-    const stored = { ...withoutControlPlaneLabels(labels), ...originLabels(origin) };
-    if (origin !== 'local') return this.writeSynced(kind, key, spec, stored, current);
+    const stored = withoutControlPlaneLabels(labels);
     return current
       ? withTitle(WRITE_TITLES.update, () => this.update(kind, current, spec, stored, options.skipUnchanged ?? false))
       : withTitle(WRITE_TITLES.create, () => this.create(kind, key, spec, stored));
@@ -169,13 +167,12 @@ export class ResourceManager {
 
   /** Deletes a resource with its kind's guards and cascades; a proxy's or zone's insight goes along. */
   async remove(kind: AnyKind, at: KindKey, options: WriteOptions = {}): Promise<void> {
-    const origin = options.origin ?? 'local';
-    this.requireWritable(kind, origin, options.caller);
+    this.requireWritable(kind, 'local', options.caller);
     const key = keyOf(kind, at.mesh, at.name);
     const current = await this.options.store.get(key);
     if (!current) throw resourceNotFound();
     if (options.caller) requireAccess(options.caller, kind);
-    const hooks = origin === 'local' ? (this.hooks.get(kind.name) ?? NO_HOOKS) : NO_HOOKS;
+    const hooks = this.hooks.get(kind.name) ?? NO_HOOKS;
     await hooks.beforeDelete?.(this.ctx, current);
     if (hooks.delete) await hooks.delete(this.ctx, key);
     else await this.options.store.delete(key);
@@ -184,8 +181,10 @@ export class ResourceManager {
 
   /**
    * Applies what zone sync received, in one transaction with the batch's settings (its cursor):
-   * only kinds that flow from that sender to this control plane, copies stored as sent and
-   * labelled with their origin, a zone's copies only while its Zone exists. The sender wins.
+   * only kinds that flow from that sender to this control plane, each copy decoded by its kind's
+   * schema and stored in its normal form, labelled with its origin, a zone's copies only while its
+   * Zone exists. The sender already applied defaults and cross-resource rules, and the sender
+   * wins (docs/multizone.md). The only path a synced copy is written by.
    */
   async applySynced(batch: SyncBatch): Promise<ResourceChange[]> {
     for (const { kind } of batch.kinds) this.requireWritable(kind, batch.origin, undefined);
@@ -193,6 +192,11 @@ export class ResourceManager {
     if (typeof batch.origin === 'object' && writes.some((write) => write.operation === 'upsert')) await requireZone(this.options.store, batch.origin.zone);
     if (writes.length === 0 && !batch.settings) return [];
     return this.options.store.writeBatch(writes, batch.settings ? { settings: batch.settings } : {});
+  }
+
+  /** Writes a setting of this control plane that outlives a process (its cluster id). */
+  putSetting(key: string, value: string): Promise<void> {
+    return this.options.store.putSetting(key, value);
   }
 
   /** Creates mesh `default` (with its defaults) unless it exists. */
@@ -263,16 +267,6 @@ export class ResourceManager {
     const owned = hooks.owned ? await hooks.owned(this.ctx, key, toStore, current) : [];
     const resource = await this.options.store.update({ ...key, spec: JSON.stringify(toStore), version: current.version, labels }, owned);
     return { created: false, resource, warnings: [] };
-  }
-
-  /**
-   * A copy sent by the other side is stored as sent: its sender already applied defaults and
-   * cross-resource rules, and the sender wins (docs/multizone.md).
-   */
-  private async writeSynced(kind: AnyKind, key: ResourceKey, spec: Spec, labels: Record<string, string>, current: StoredResource | undefined): Promise<WriteResult> {
-    const text = JSON.stringify(spec);
-    if (!current) return { created: true, resource: await this.options.store.create({ ...key, spec: text, labels }), warnings: [] };
-    return { created: false, resource: await this.options.store.update({ ...key, spec: text, labels, version: current.version }), warnings: [] };
   }
 
   /** A proxy's or zone's insight goes with it, so a namesake created later starts afresh. */

@@ -1,7 +1,7 @@
 // Applying what zone sync received: one batch of one or more kinds in one transaction, with the
 // sender's cursor, as docs/multizone.md (Applying a batch) describes.
 import { DomainError, findKind, ORIGIN_LABEL, ZONE_LABEL, zoneKind, type AnyKind } from '@mesh/model';
-import type { BatchWrite, ResourceKey, ResourceStore, StoredResource } from '@mesh/store';
+import type { BatchWrite, ResourceKey, ResourceReader, StoredResource } from '@mesh/store';
 
 /** A resource as the sender sends it: its receiver-side name, spec JSON text, labels and creation time. */
 export interface SyncedCopy {
@@ -50,7 +50,7 @@ const sameLabels = (a: Record<string, string>, b: Record<string, string>): boole
  * batch, no longer has. Specs are decoded by the kind's schema and stored in its normal form,
  * so a copy that did not change writes nothing (applying a batch twice changes nothing).
  */
-export async function syncWrites(store: ResourceStore, batch: SyncBatch): Promise<BatchWrite[]> {
+export async function syncWrites(store: ResourceReader, batch: SyncBatch): Promise<BatchWrite[]> {
   const writes: BatchWrite[] = [];
   const labelled = originLabels(batch.origin);
   for (const { kind, resources, removed } of batch.kinds) {
@@ -91,7 +91,7 @@ export function syncedKind(type: string): AnyKind {
 }
 
 /** A zone's copies need its Zone on the global: they go when it is deleted. */
-export async function requireZone(store: ResourceStore, zone: string): Promise<void> {
+export async function requireZone(store: ResourceReader, zone: string): Promise<void> {
   if (!(await store.get({ type: zoneKind.name, mesh: '', name: zone }))) {
     throw new DomainError('bad_request', `Zone "${zone}" not found`, { title: 'Bad Request' });
   }
@@ -108,8 +108,7 @@ function normalisedSpec(kind: AnyKind, copy: SyncedCopy): string {
 }
 
 /** The labels that say where a synced copy came from. */
-export function originLabels(origin: 'local' | 'global' | { zone: string }): Record<string, string> {
-  if (origin === 'local') return {};
+function originLabels(origin: SyncBatch['origin']): Record<string, string> {
   if (origin === 'global') return { [ORIGIN_LABEL]: 'global' };
   return { [ORIGIN_LABEL]: 'zone', [ZONE_LABEL]: origin.zone };
 }

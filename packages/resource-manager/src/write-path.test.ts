@@ -1,9 +1,10 @@
 // The one write path by origin: what the API, the control plane itself and zone sync may write where.
-import { getKind, type Mode } from '@mesh/model';
+import { getKind, type AnyKind, type Mode } from '@mesh/model';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { describe, expect, it } from 'vitest';
 import { ADMIN, ANONYMOUS } from './access.js';
-import { ResourceManager } from './manager.js';
+import { ResourceManager, type KindKey } from './manager.js';
+import type { SyncBatch } from './sync.js';
 
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
 const ROUTE = { sources: ALL, destinations: ALL, conf: { destination: { 'mesh.io/service': '*' } } };
@@ -16,6 +17,17 @@ function setup(mode: Mode, options: { zoneName?: string; apiReadOnly?: boolean }
 
 const body = (type: string, mesh: string, name: string, spec: Record<string, unknown>) => ({ type, ...(getKind(type).scope === 'mesh' ? { mesh } : {}), name, ...spec });
 const stored = async (store: SqliteResourceStore, type: string, mesh: string, name: string) => store.get({ type, mesh, name });
+
+/**
+ * What zone sync writes of one resource (its wire body), or removes (no body), through the one
+ * synced path: a batch of that one copy, as zone sync applies it.
+ */
+async function applySyncedOne(manager: ResourceManager, kind: AnyKind, at: KindKey, origin: SyncBatch['origin'], wire?: Record<string, unknown>) {
+  const { type: _type, mesh: _mesh, name: _name, ...spec } = wire ?? {};
+  const resources = wire ? [{ ...at, spec: JSON.stringify(spec) }] : [];
+  const changes = await manager.applySynced({ origin, full: false, owns: () => true, kinds: [{ kind, resources, removed: wire ? [] : [at] }] });
+  return { created: changes.some((change) => change.operation === 'create'), resource: (await manager.get(kind, at.mesh, at.name))! };
+}
 
 describe('apply and remove by origin', () => {
   it('lets the API write on a zone only what zones provide (405 otherwise, store unchanged)', async () => {
@@ -53,34 +65,35 @@ describe('apply and remove by origin', () => {
 
   it('stores what the global sends to a zone as sent, labelled with its origin, without local defaults', async () => {
     const { store, manager } = setup('zone', { zoneName: 'east' });
-    const result = await manager.apply(getKind('Mesh'), { mesh: '', name: 'm' }, body('Mesh', '', 'm', {}), { origin: 'global' });
+    const result = await applySyncedOne(manager, getKind('Mesh'), { mesh: '', name: 'm' }, 'global', body('Mesh', '', 'm', {}));
     expect(result.resource.labels).toEqual({ 'mesh.io/origin': 'global' });
     expect(await store.count('TrafficPermission', 'm')).toBe(0);
-    await manager.apply(getKind('TrafficRoute'), { mesh: 'm', name: 'r' }, body('TrafficRoute', 'm', 'r', ROUTE), { origin: 'global' });
-    const updated = await manager.apply(getKind('TrafficRoute'), { mesh: 'm', name: 'r' }, body('TrafficRoute', 'm', 'r', { ...ROUTE, sources: [{ match: { 'mesh.io/service': 'web' } }] }), { origin: 'global' });
+    await applySyncedOne(manager, getKind('TrafficRoute'), { mesh: 'm', name: 'r' }, 'global', body('TrafficRoute', 'm', 'r', ROUTE));
+    const updated = await applySyncedOne(manager, getKind('TrafficRoute'), { mesh: 'm', name: 'r' }, 'global', body('TrafficRoute', 'm', 'r', { ...ROUTE, sources: [{ match: { 'mesh.io/service': 'web' } }] }));
     expect(updated).toMatchObject({ created: false, resource: { version: 2, labels: { 'mesh.io/origin': 'global' } } });
-    await manager.remove(getKind('TrafficRoute'), { mesh: 'm', name: 'r' }, { origin: 'global' });
+    await applySyncedOne(manager, getKind('TrafficRoute'), { mesh: 'm', name: 'r' }, 'global');
     expect(await stored(store, 'TrafficRoute', 'm', 'r')).toBeUndefined();
   });
 
   it('stores what a zone sends to the global under the zone, labelled with origin and zone', async () => {
     const { store, manager } = setup('global');
     await manager.apply(getKind('Mesh'), { mesh: '', name: 'm' }, body('Mesh', '', 'm', {}));
-    const result = await manager.apply(getKind('Dataplane'), { mesh: 'm', name: 'east.web-1' }, body('Dataplane', 'm', 'web-1', DATAPLANE), { origin: { zone: 'east' } });
+    await manager.apply(getKind('Zone'), { mesh: '', name: 'east' }, body('Zone', '', 'east', {}));
+    const result = await applySyncedOne(manager, getKind('Dataplane'), { mesh: 'm', name: 'east.web-1' }, { zone: 'east' }, body('Dataplane', 'm', 'web-1', DATAPLANE));
     expect(result.resource).toMatchObject({ name: 'east.web-1', labels: { 'mesh.io/origin': 'zone', 'mesh.io/zone': 'east' } });
-    await manager.remove(getKind('Dataplane'), { mesh: 'm', name: 'east.web-1' }, { origin: { zone: 'east' } });
+    await applySyncedOne(manager, getKind('Dataplane'), { mesh: 'm', name: 'east.web-1' }, { zone: 'east' });
     expect(await store.count('Dataplane', 'm')).toBe(0);
   });
 
   it('refuses a synced write of a kind that does not flow that way, or on the wrong side', async () => {
     const global = setup('global');
-    await expect(global.manager.apply(getKind('Mesh'), { mesh: '', name: 'm' }, body('Mesh', '', 'm', {}), { origin: { zone: 'east' } })).rejects.toMatchObject({
+    await expect(applySyncedOne(global.manager, getKind('Mesh'), { mesh: '', name: 'm' }, { zone: 'east' }, body('Mesh', '', 'm', {}))).rejects.toMatchObject({
       code: 'bad_request',
       message: 'Mesh is not synced from zone east to a global control plane',
     });
-    await expect(global.manager.apply(getKind('Mesh'), { mesh: '', name: 'm' }, body('Mesh', '', 'm', {}), { origin: 'global' })).rejects.toMatchObject({ code: 'bad_request' });
+    await expect(applySyncedOne(global.manager, getKind('Mesh'), { mesh: '', name: 'm' }, 'global', body('Mesh', '', 'm', {}))).rejects.toMatchObject({ code: 'bad_request' });
     const zone = setup('zone', { zoneName: 'east' });
-    await expect(zone.manager.apply(getKind('Zone'), { mesh: '', name: 'west' }, body('Zone', '', 'west', {}), { origin: 'global' })).rejects.toMatchObject({ code: 'bad_request' });
+    await expect(applySyncedOne(zone.manager, getKind('Zone'), { mesh: '', name: 'west' }, 'global', body('Zone', '', 'west', {}))).rejects.toMatchObject({ code: 'bad_request' });
     expect(await global.store.count('Mesh')).toBe(0);
     expect(await zone.store.count('Zone')).toBe(0);
   });

@@ -109,6 +109,22 @@ describe.skipIf(!available)('PostgresResourceStore', () => {
     expect(await first.store.currentRevision()).toBe(await second.currentRevision());
   });
 
+  it('announces what another instance committed before its own next write, then that write, in revision order', async () => {
+    const first = await open();
+    const second = (await open(first.database)).store;
+    const events: string[] = [];
+    second.onChange((change) => events.push(`${change.revision} ${change.operation} ${change.name}`));
+    await first.store.create(route('theirs'));
+    await first.store.update({ ...route('theirs', '{"conf":{"z":1}}'), version: 1 });
+    // Whether or not the second instance has read them yet, they come before its own write.
+    const mine = await second.create(route('mine'));
+    expect(mine).toMatchObject({ name: 'mine', version: 1 });
+    await waitFor(() => events.length === 3, 'the three changes to be announced');
+    expect(events).toEqual(['1 create theirs', '2 update theirs', '3 create mine']);
+    expect([await second.currentRevision(), (await second.get(route('theirs')))?.version]).toEqual([3, 2]);
+    await waitFor(async () => (await first.store.get(route('mine'))) !== undefined, 'the second instance\'s write to reach the first');
+  });
+
   it('tells a consumer from before the kept change log to read everything again', async () => {
     const { store } = await open(undefined, { retainedChanges: 10 });
     await store.createMissing(Array.from({ length: 1011 }, (_, i) => route(`r-${i}`)));
@@ -164,7 +180,8 @@ describe.skipIf(!available)('the shared store suite on PostgreSQL', () => {
     await server?.stop();
   }, 60_000);
   describeResourceStore({ describe, it, expect }, 'PostgresResourceStore', async (options = {}) => {
-    const database = await server.createDatabase();
+    // Sorting text by a language's rules, as a server set up with such a locale does.
+    const database = await server.createDatabase({ icuLocale: 'en-US' });
     const connect = (extra: object) => PostgresResourceStore.open({ host: server.host, port: server.port, user: server.user, database, ...extra });
     return { store: await connect(options), reopen: () => connect({}) };
   });

@@ -1,34 +1,32 @@
-import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { DomainError, meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound, storeUnavailable } from '@mesh/model';
+import { DomainError, storeUnavailable } from '@mesh/model';
 import {
-  ResourceIndex,
-  type BatchOptions,
-  type BatchWrite,
-  type ChangeListener,
-  type ChangesSince,
-  type ListPage,
-  type ListQuery,
-  type NewResource,
+  PRUNED_THROUGH_SETTING,
+  StoreEngine,
+  type ChangeOperation,
+  type DriverTransaction,
+  type PersistedState,
+  type PersistenceDriver,
   type ResourceChange,
   type ResourceKey,
-  type ResourceStore,
-  type ResourceUpdate,
+  type SharedDatabase,
   type StoredResource,
 } from '@mesh/store';
-import { drizzle } from 'drizzle-orm/node-postgres';
+import { and, asc, DrizzleQueryError, eq, gt, lte, sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { changes, resources, settings } from './schema.js';
 
 const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url));
 
-/** The channel every instance listens on; the payload is the revision just committed. */
+/** The channel every instance listens on; the payload is the last revision just committed. */
 const CHANNEL = 'mesh_changes';
 /** Writers hold this transaction lock, so revisions commit in the order they are numbered. */
 const WRITE_LOCK = 0x6d657368;
-const PRUNED_THROUGH = 'changes.prunedThrough';
-const PRUNE_STEP = 1000;
+/** Rows of the change log written by one statement (PostgreSQL takes at most 65,535 parameters). */
+const CHANGES_PER_INSERT = 10_000;
 
 export interface PostgresStoreOptions {
   host: string;
@@ -51,227 +49,152 @@ export interface PostgresStoreOptions {
   onAvailabilityChange?: (available: boolean) => void;
 }
 
+type Row = typeof resources.$inferSelect;
 
-type Row = {
-  type: string;
-  mesh: string;
-  name: string;
-  spec: string;
-  version: number;
-  creation_time: string;
-  modification_time: string;
-  labels: string;
-};
+const toResource = (row: Row): StoredResource => ({ ...row, labels: row.labels === '{}' ? {} : (JSON.parse(row.labels) as Record<string, string>) });
 
-const toResource = (row: Row): StoredResource =>
-  Object.freeze({
-    type: row.type,
-    mesh: row.mesh,
-    name: row.name,
-    spec: row.spec,
-    version: row.version,
-    creationTime: row.creation_time,
-    modificationTime: row.modification_time,
-    labels: Object.freeze(row.labels === '{}' ? {} : (JSON.parse(row.labels) as Record<string, string>)),
-  });
+const toChange = (row: typeof changes.$inferSelect): ResourceChange => ({ ...row, operation: row.operation as ChangeOperation });
 
-const keyOf = (key: ResourceKey): ResourceKey => ({ type: key.type, mesh: key.mesh, name: key.name });
+const byKey = (key: ResourceKey) => and(eq(resources.type, key.type), eq(resources.mesh, key.mesh), eq(resources.name, key.name));
 
-type Transaction = pg.PoolClient;
+type Database = NodePgDatabase;
+/** What a transaction's statements run on. */
+type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
 
 /**
- * The server store: several control-plane instances share one PostgreSQL database. Each keeps
- * every resource in memory (as the embedded store does) and follows the change log: a write
- * commits with a revision and a notification, and every instance (the writer included) reads
- * the log from its last revision, refreshes what changed and announces it, in revision order.
+ * The server store: the store engine of `@mesh/store` over a PostgreSQL database that several
+ * control-plane instances share. Each keeps every resource in memory and follows the change log:
+ * a write commits with its revisions and a notification, and every other instance reads the
+ * changes after its last revision, refreshes what changed and announces it, in revision order.
  */
-export class PostgresResourceStore implements ResourceStore {
-  private readonly events = new EventEmitter();
-  private readonly index = new ResourceIndex();
-  private readonly now: () => Date;
-  private readonly retainedChanges: number;
+export class PostgresResourceStore extends StoreEngine {
+  private constructor(driver: PostgresDriver, loaded: PersistedState, options: PostgresStoreOptions) {
+    super(driver, loaded, options);
+  }
+
+  /** Connects, applies migrations, starts following the change log and loads every resource. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresResourceStore> {
+    const driver = await PostgresDriver.open(options);
+    try {
+      return new PostgresResourceStore(driver, await driver.load(), options);
+    } catch (error) {
+      await driver.close();
+      throw error;
+    }
+  }
+}
+
+/**
+ * Persistence in PostgreSQL through drizzle over a node-postgres pool; a session of its own
+ * listens for the notifications of every instance's commits.
+ */
+class PostgresDriver implements PersistenceDriver, SharedDatabase {
+  private readonly db: Database;
   private listener: pg.Client | undefined;
-  private applied = 0;
-  /** The change-log revision through which rows were last pruned, as far as this instance knows. */
-  private prunedThrough = 0;
-  /** The revision of the last change the current write transaction recorded. */
-  private lastRecorded = 0;
-  private catchingUp: Promise<void> = Promise.resolve();
-  private closed = false;
   private following = false;
+  private closed = false;
+  /** Told of commits by others; until the engine follows, a notification is kept for it. */
+  private committed: ((revision?: number) => void) | undefined;
+  private notifiedBeforeFollowing = false;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly options: PostgresStoreOptions,
   ) {
-    this.now = options.now ?? (() => new Date());
-    this.retainedChanges = options.retainedChanges ?? 100_000;
-    this.events.setMaxListeners(0);
+    this.db = drizzle({ client: pool });
   }
 
-  /** Connects, applies migrations, loads every resource and starts following the change log. */
-  static async open(options: PostgresStoreOptions): Promise<PostgresResourceStore> {
+  static async open(options: PostgresStoreOptions): Promise<PostgresDriver> {
     const config = connectionConfig(options);
     const pool = new pg.Pool({ ...config, max: options.maxOpenConnections || 10 });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
     pool.on('error', () => {});
-    const store = new PostgresResourceStore(pool, options);
+    const driver = new PostgresDriver(pool, options);
     try {
-      await store.migrate();
-      await store.listen(config);
-      await store.loadAll();
-      return store;
+      await driver.migrate();
+      await driver.listen(config);
+      return driver;
     } catch (error) {
-      await store.close();
+      await driver.close();
       throw error;
     }
   }
 
-  async get(key: ResourceKey): Promise<StoredResource | undefined> {
-    return this.index.get(key);
+  get shared(): SharedDatabase {
+    return this;
   }
 
-  async getMany(keys: readonly ResourceKey[]): Promise<Array<StoredResource | undefined>> {
-    return keys.map((key) => this.index.get(key));
+  /** Whether this instance follows the change log now: its database is reachable. */
+  get available(): boolean {
+    return this.following;
   }
 
-  async list(query: ListQuery): Promise<ListPage> {
-    return this.index.list(query);
-  }
-
-  async count(type: string, mesh?: string): Promise<number> {
-    return this.index.count(type, mesh);
-  }
-
-  async create(resource: NewResource, owned: readonly NewResource[] = []): Promise<StoredResource> {
-    await this.write(async (tx) => {
-      const time = this.timestamp();
-      const inserted = await this.insert(tx, resource, time);
-      if (!inserted) throw resourceAlreadyExists(resource.type, resource.name, resource.mesh);
-      for (const along of owned) await this.insert(tx, along, time);
-    });
-    return (await this.get(resource))!;
-  }
-
-  async createMissing(list: NewResource[]): Promise<StoredResource[]> {
-    const created: ResourceKey[] = [];
-    await this.write(async (tx) => {
-      const time = this.timestamp();
-      for (const resource of list) if (await this.insert(tx, resource, time)) created.push(keyOf(resource));
-    });
-    return Promise.all(created.map(async (key) => (await this.get(key))!));
-  }
-
-  async update(update: ResourceUpdate, owned: readonly NewResource[] = []): Promise<StoredResource> {
-    await this.write(async (tx) => {
-      for (const along of owned) await this.insert(tx, along, this.timestamp());
-      const result = await tx.query(
-        `UPDATE resources SET spec = $4, labels = $5, modification_time = $6, version = version + 1
-         WHERE type = $1 AND mesh = $2 AND name = $3 AND version = $7`,
-        [update.type, update.mesh, update.name, update.spec, JSON.stringify(update.labels ?? {}), this.timestamp(), update.version],
-      );
-      if (result.rowCount === 0) {
-        const exists = await tx.query('SELECT 1 FROM resources WHERE type = $1 AND mesh = $2 AND name = $3', [update.type, update.mesh, update.name]);
-        throw exists.rowCount === 0 ? resourceNotFound() : resourceConflict(update.type, update.name, update.mesh);
-      }
-      await this.record(tx, 'update', update);
-    });
-    return (await this.get(update))!;
-  }
-
-  async delete(key: ResourceKey): Promise<void> {
-    await this.write(async (tx) => {
-      if (!(await this.remove(tx, key))) throw resourceNotFound();
-    });
-  }
-
-  async deleteMesh(mesh: string): Promise<void> {
-    await this.write(async (tx) => {
-      if (!(await this.remove(tx, { type: meshKind.name, mesh: '', name: mesh }))) throw resourceNotFound();
-      const owned = await tx.query<ResourceKey>('SELECT type, mesh, name FROM resources WHERE mesh = $1 ORDER BY type, name', [mesh]);
-      await tx.query('DELETE FROM resources WHERE mesh = $1', [mesh]);
-      for (const key of owned.rows) await this.record(tx, 'delete', key);
-    });
-  }
-
-  async writeBatch(writes: BatchWrite[], options: BatchOptions = {}): Promise<ResourceChange[]> {
-    const from = this.applied;
-    let last = from;
-    await this.write(async (tx) => {
-      const time = this.timestamp();
-      for (const [key, value] of Object.entries(options.settings ?? {})) {
-        if (value === null) await tx.query('DELETE FROM settings WHERE key = $1', [key]);
-        else await tx.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
-      }
-      for (const write of writes) {
-        if (write.operation === 'delete') {
-          await this.remove(tx, write.key);
-          continue;
-        }
-        const { resource } = write;
-        const updated = await tx.query(
-          `UPDATE resources SET spec = $4, labels = $5, modification_time = $6, version = version + 1
-           WHERE type = $1 AND mesh = $2 AND name = $3`,
-          [resource.type, resource.mesh, resource.name, resource.spec, JSON.stringify(resource.labels ?? {}), time],
-        );
-        if (updated.rowCount === 0) await this.insert(tx, resource, time);
-        else await this.record(tx, 'update', resource);
-      }
-      last = this.lastRecorded;
-    });
-    const since = await this.changesSince(from, Math.max(1, last - from));
-    return since.resync ? [] : since.changes.filter((change) => change.revision <= last);
-  }
-
-  async currentRevision(): Promise<number> {
-    await this.catchingUp;
-    return this.applied;
-  }
-
-  async changesSince(revision: number, limit = 1000): Promise<ChangesSince> {
-    if (revision < this.prunedThrough) return { resync: true, revision: this.applied };
-    const rows = await this.query<{ revision: string; type: string; mesh: string; name: string; operation: ResourceChange['operation'] }>(
-      'SELECT revision, type, mesh, name, operation FROM changes WHERE revision > $1 ORDER BY revision LIMIT $2',
-      [revision, limit],
+  /** Every resource and the revision they stand at, in one snapshot. */
+  async load(): Promise<PersistedState> {
+    return storeErrors(() =>
+      this.db.transaction(
+        async (tx) => {
+          const rows = await tx.select().from(resources);
+          const revision = await latestRevision(tx);
+          const [pruned] = await tx.select({ value: settings.value }).from(settings).where(eq(settings.key, PRUNED_THROUGH_SETTING));
+          return { resources: rows.map(toResource), revision, prunedThrough: Number(pruned?.value ?? 0) };
+        },
+        { isolationLevel: 'repeatable read', accessMode: 'read only' },
+      ),
     );
-    const changes = rows.rows.map((row) => ({ ...row, revision: Number(row.revision) }));
-    // Revisions have no gaps: a missing next one was pruned (perhaps by another instance).
-    if (changes.length > 0 && changes[0]!.revision !== revision + 1) {
-      this.prunedThrough = Math.max(this.prunedThrough, Number((await this.getSetting(PRUNED_THROUGH)) ?? 0), changes[0]!.revision - 1);
-      return { resync: true, revision: this.applied };
-    }
-    return { resync: false, changes, revision: changes.at(-1)?.revision ?? revision };
   }
 
-  async getSetting(key: string): Promise<string | undefined> {
-    const result = await this.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key]);
-    return result.rows[0]?.value;
+  /** Runs `work` under the write lock and, when it recorded changes, tells every instance at commit. */
+  async transaction<T>(work: (tx: DriverTransaction) => Promise<T>): Promise<T> {
+    return storeErrors(() =>
+      this.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_advisory_xact_lock(${WRITE_LOCK})`);
+        let last: number | undefined;
+        const result = await work(rowWrites(tx, (revision) => (last = revision)));
+        if (last !== undefined) await tx.execute(sql`select pg_notify(${CHANNEL}, ${String(last)})`);
+        return result;
+      }),
+    );
   }
 
-  async putSetting(key: string, value: string): Promise<void> {
-    await this.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+  async readChanges(revision: number, limit: number): Promise<ResourceChange[]> {
+    const rows = await storeErrors(() => this.db.select().from(changes).where(gt(changes.revision, revision)).orderBy(asc(changes.revision)).limit(limit));
+    return rows.map(toChange);
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (error) {
-      throw asStoreError(error);
-    }
+  async readSetting(key: string): Promise<string | undefined> {
+    const [row] = await storeErrors(() => this.db.select({ value: settings.value }).from(settings).where(eq(settings.key, key)));
+    return row?.value;
   }
 
-  onChange(listener: ChangeListener): () => void {
-    this.events.on('change', listener);
-    return () => this.events.off('change', listener);
+  async readResources(keys: readonly ResourceKey[]): Promise<StoredResource[]> {
+    const column = (pick: (key: ResourceKey) => string) => sql.param(keys.map(pick));
+    const rows = await storeErrors(() =>
+      this.db
+        .select()
+        .from(resources)
+        .where(
+          sql`(${resources.type}, ${resources.mesh}, ${resources.name}) in (select * from unnest(${column((k) => k.type)}::text[], ${column((k) => k.mesh)}::text[], ${column((k) => k.name)}::text[]))`,
+        ),
+    );
+    return rows.map(toResource);
+  }
+
+  follow(committed: (revision?: number) => void): void {
+    this.committed = committed;
+    if (this.notifiedBeforeFollowing) committed();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.events.removeAllListeners();
-    await this.catchingUp.catch(() => {});
     await this.listener?.end().catch(() => {});
     await this.pool.end().catch(() => {});
+  }
+
+  private tell(revision?: number): void {
+    if (this.committed) this.committed(revision);
+    else this.notifiedBeforeFollowing = true;
   }
 
   private async migrate(): Promise<void> {
@@ -280,16 +203,11 @@ export class PostgresResourceStore implements ResourceStore {
     try {
       await client.query('SELECT pg_advisory_lock($1)', [WRITE_LOCK + 1]);
       await refuseNewerSchema(client, this.options.database);
-      await migrate(drizzle(client), { migrationsFolder: MIGRATIONS });
+      await migrate(drizzle({ client }), { migrationsFolder: MIGRATIONS });
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [WRITE_LOCK + 1]).catch(() => {});
       client.release();
     }
-  }
-
-  /** Whether this instance follows the change log now: its database is reachable. */
-  get available(): boolean {
-    return this.following;
   }
 
   private async listen(config: pg.ClientConfig): Promise<void> {
@@ -302,7 +220,10 @@ export class PostgresResourceStore implements ResourceStore {
     };
     listener.on('error', lost);
     listener.on('end', lost);
-    listener.on('notification', () => this.scheduleCatchUp());
+    listener.on('notification', (message) => {
+      const revision = Number(message.payload);
+      this.tell(message.payload && Number.isInteger(revision) ? revision : undefined);
+    });
     try {
       await listener.connect();
       await listener.query(`LISTEN ${CHANNEL}`);
@@ -314,7 +235,7 @@ export class PostgresResourceStore implements ResourceStore {
     this.setFollowing(true);
   }
 
-  /** Follows the change log again once the database is back, then reads what was missed. */
+  /** Follows the change log again once the database is back, then has what was missed read. */
   private async relisten(config: pg.ClientConfig): Promise<void> {
     let wait = this.options.minReconnectIntervalMs ?? 1000;
     while (!this.closed && !this.listener) {
@@ -322,7 +243,7 @@ export class PostgresResourceStore implements ResourceStore {
       if (this.closed) return;
       try {
         await this.listen(config);
-        await this.scheduleCatchUp();
+        this.tell();
       } catch {
         wait = Math.min(wait * 2, this.options.maxReconnectIntervalMs ?? 30_000);
       }
@@ -334,117 +255,63 @@ export class PostgresResourceStore implements ResourceStore {
     this.following = following;
     this.options.onAvailabilityChange?.(following);
   }
+}
 
-  /** Reads every resource and the revision they stand at, in one snapshot. */
-  private async loadAll(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-      const rows = await client.query<Row>('SELECT * FROM resources ORDER BY type, mesh, name');
-      const revision = await client.query<{ revision: string | null }>('SELECT max(revision) AS revision FROM changes');
-      const pruned = await client.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [PRUNED_THROUGH]);
-      await client.query('COMMIT');
-      this.prunedThrough = Math.max(this.prunedThrough, Number(pruned.rows[0]?.value ?? 0));
-      this.index.load(rows.rows.map(toResource));
-      this.applied = Number(revision.rows[0]?.revision ?? 0);
-    } finally {
-      client.release();
-    }
-  }
+/** The revision of the last change in the log; 0 for none. */
+async function latestRevision(tx: Transaction): Promise<number> {
+  const [row] = await tx.select({ revision: sql<number>`coalesce(max(${changes.revision}), 0)`.mapWith(Number) }).from(changes);
+  return row?.revision ?? 0;
+}
 
-  /** Runs writes in one transaction under the write lock, then catches up so reads see them. */
-  private async write(writes: (tx: Transaction) => Promise<void>): Promise<void> {
-    const tx = await this.pool.connect().catch((error: unknown) => {
-      throw asStoreError(error);
-    });
-    try {
-      await tx.query('BEGIN');
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK]);
-      const last = await tx.query<{ revision: string }>('SELECT coalesce(max(revision), 0) AS revision FROM changes');
-      this.lastRecorded = Number(last.rows[0]!.revision);
-      await writes(tx);
-      await tx.query(`SELECT pg_notify('${CHANNEL}', '')`);
-      await this.prune(tx);
-      await tx.query('COMMIT');
-    } catch (error) {
-      await tx.query('ROLLBACK').catch(() => {});
-      throw asStoreError(error);
-    } finally {
-      tx.release();
-    }
-    await this.scheduleCatchUp();
-  }
-
-  private async insert(tx: Transaction, resource: NewResource, time: string): Promise<boolean> {
-    const result = await tx.query(
-      `INSERT INTO resources (type, mesh, name, spec, version, creation_time, modification_time, labels)
-       VALUES ($1, $2, $3, $4, 1, $7, $5, $6) ON CONFLICT DO NOTHING`,
-      [resource.type, resource.mesh, resource.name, resource.spec, time, JSON.stringify(resource.labels ?? {}), resource.creationTime ?? time],
-    );
-    if (result.rowCount === 0) return false;
-    await this.record(tx, 'create', resource);
-    return true;
-  }
-
-  private async remove(tx: Transaction, key: ResourceKey): Promise<boolean> {
-    const result = await tx.query('DELETE FROM resources WHERE type = $1 AND mesh = $2 AND name = $3', [key.type, key.mesh, key.name]);
-    if (result.rowCount === 0) return false;
-    await this.record(tx, 'delete', key);
-    return true;
-  }
-
-  private async record(tx: Transaction, operation: ResourceChange['operation'], key: ResourceKey): Promise<void> {
-    const revision = this.lastRecorded + 1;
-    await tx.query('INSERT INTO changes (revision, type, mesh, name, operation) VALUES ($1, $2, $3, $4, $5)', [revision, key.type, key.mesh, key.name, operation]);
-    this.lastRecorded = revision;
-  }
-
-  /**
-   * Keeps the change log bounded, pruning in steps of a thousand rows; consumers from before what
-   * is kept must read everything again.
-   */
-  private async prune(tx: Transaction): Promise<void> {
-    const through = this.lastRecorded - this.retainedChanges;
-    if (through - this.prunedThrough < PRUNE_STEP) return;
-    await tx.query('DELETE FROM changes WHERE revision <= $1', [through]);
-    await tx.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [PRUNED_THROUGH, String(through)]);
-    this.prunedThrough = through;
-  }
-
-  private scheduleCatchUp(): Promise<void> {
-    this.catchingUp = this.catchingUp.then(() => this.catchUp()).catch(() => {});
-    return this.catchingUp;
-  }
-
-  /** Applies every change after the last one applied, in revision order, and announces each. */
-  private async catchUp(): Promise<void> {
-    if (this.closed) return;
-    for (;;) {
-      const since = await this.changesSince(this.applied, 5000);
-      if (since.resync) {
-        await this.loadAll();
-        return;
+/** The row writes of one transaction; `recorded` hears of the last revision it appends. */
+function rowWrites(tx: Transaction, recorded: (revision: number) => void): DriverTransaction {
+  const writeSetting = async (key: string, value: string) => {
+    await tx.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value } });
+  };
+  return {
+    latestRevision: () => latestRevision(tx),
+    insert: async (resource) => {
+      const result = await tx
+        .insert(resources)
+        .values({ ...resource, labels: JSON.stringify(resource.labels) })
+        .onConflictDoNothing();
+      return (result.rowCount ?? 0) > 0;
+    },
+    update: async (content, version) => {
+      const [stored] = await tx
+        .update(resources)
+        .set({ spec: content.spec, labels: JSON.stringify(content.labels), modificationTime: content.modificationTime, version: sql`${resources.version} + 1` })
+        .where(and(byKey(content), version === undefined ? undefined : eq(resources.version, version)))
+        .returning({ version: resources.version, creationTime: resources.creationTime });
+      return stored;
+    },
+    exists: async (key) => (await tx.select({ version: resources.version }).from(resources).where(byKey(key))).length > 0,
+    delete: async (key) => ((await tx.delete(resources).where(byKey(key))).rowCount ?? 0) > 0,
+    deleteInMesh: (mesh) => tx.delete(resources).where(eq(resources.mesh, mesh)).returning({ type: resources.type, mesh: resources.mesh, name: resources.name }),
+    appendChanges: async (list) => {
+      for (let at = 0; at < list.length; at += CHANGES_PER_INSERT) {
+        const rows = list.slice(at, at + CHANGES_PER_INSERT).map(({ revision, type, mesh, name, operation }) => ({ revision, type, mesh, name, operation }));
+        await tx.insert(changes).values(rows);
       }
-      if (since.changes.length === 0) return;
-      const keys = since.changes.map(keyOf);
-      const rows = await this.query<Row>(
-        `SELECT r.* FROM resources r JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(type, mesh, name)
-         ON r.type = k.type AND r.mesh = k.mesh AND r.name = k.name`,
-        [keys.map((k) => k.type), keys.map((k) => k.mesh), keys.map((k) => k.name)],
-      );
-      const current = new Map(rows.rows.map((row) => [ResourceIndex.keyText(row), toResource(row)]));
-      for (const change of since.changes) {
-        const resource = current.get(ResourceIndex.keyText(change));
-        if (resource) this.index.remember(resource);
-        else this.index.forget(change);
-        this.applied = change.revision;
-        this.events.emit('change', change);
-      }
-    }
-  }
+      if (list.length > 0) recorded(list.at(-1)!.revision);
+    },
+    writeSetting: async (key, value) => {
+      if (value === null) await tx.delete(settings).where(eq(settings.key, key));
+      else await writeSetting(key, value);
+    },
+    pruneChanges: async (through) => {
+      await tx.delete(changes).where(lte(changes.revision, through));
+      await writeSetting(PRUNED_THROUGH_SETTING, String(through));
+    },
+  };
+}
 
-  private timestamp(): string {
-    return this.now().toISOString();
+/** Runs a statement, its database's errors turned into the store's. */
+async function storeErrors<T>(statement: () => Promise<T>): Promise<T> {
+  try {
+    return await statement();
+  } catch (error) {
+    throw asStoreError(error);
   }
 }
 
@@ -469,13 +336,15 @@ async function refuseNewerSchema(client: pg.PoolClient, database: string): Promi
  */
 function asStoreError(error: unknown): unknown {
   if (error instanceof DomainError) return error;
-  const code = (error as { code?: unknown }).code;
+  // Drizzle wraps the driver's error, which carries the SQLSTATE.
+  const cause = error instanceof DrizzleQueryError ? error.cause : error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string' && code.startsWith('53')) {
     return new DomainError('unavailable', `The store cannot write: the database server has no room (SQLSTATE ${code}); reads are still served, try the write again later`, { title: 'Service Unavailable' });
   }
   const connectionLost =
     (typeof code === 'string' && (/^(08|57P0)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code))) ||
-    /Connection terminated|timeout exceeded when trying to connect/i.test((error as Error).message ?? '');
+    /Connection terminated|timeout exceeded when trying to connect/i.test((cause as Error | undefined)?.message ?? '');
   return connectionLost ? storeUnavailable() : error;
 }
 

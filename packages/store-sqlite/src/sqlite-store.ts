@@ -1,21 +1,16 @@
-import { EventEmitter } from 'node:events';
 import { statSync, type Stats } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DomainError, meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
+import { DomainError } from '@mesh/model';
 import {
-  ResourceIndex,
-  type BatchOptions,
-  type BatchWrite,
-  type ChangeListener,
+  PRUNED_THROUGH_SETTING,
+  StoreEngine,
   type ChangeOperation,
-  type ChangesSince,
-  type ListPage,
-  type ListQuery,
-  type NewResource,
+  type DriverTransaction,
+  type PersistedState,
+  type PersistenceDriver,
   type ResourceChange,
+  type ResourceContent,
   type ResourceKey,
-  type ResourceStore,
-  type ResourceUpdate,
   type StoredResource,
 } from '@mesh/store';
 import Database from 'better-sqlite3';
@@ -57,55 +52,46 @@ const FILE_CHECK_INTERVAL_MS = 1000;
 type Row = typeof resources.$inferSelect;
 
 const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url));
-const PRUNED_THROUGH = 'changes.prunedThrough';
-const PRUNE_STEP = 1000;
 
-/** Stored resources are shared between readers, so they are frozen. */
-const freeze = (resource: StoredResource): StoredResource => {
-  Object.freeze(resource.labels);
-  return Object.freeze(resource);
-};
-
-const toResource = (row: Row): StoredResource =>
-  freeze({ ...row, labels: row.labels === '{}' ? {} : (JSON.parse(row.labels) as Record<string, string>) });
+const toResource = (row: Row): StoredResource => ({ ...row, labels: row.labels === '{}' ? {} : (JSON.parse(row.labels) as Record<string, string>) });
 
 const placeholder = (name: string) => sql.placeholder(name);
 
-const keyOf = (key: ResourceKey): ResourceKey => ({ type: key.type, mesh: key.mesh, name: key.name });
-
 /**
- * The embedded store: one SQLite file in WAL mode through drizzle. One control-plane process
- * owns the file, so it keeps every resource in memory as well (written through, read from
- * memory): counts, deep pages and reads cost no query. 10,000 dataplanes take a few MB. Every
- * write transaction appends its changes, numbered with the next revisions, to the change log.
+ * The embedded store: the store engine of `@mesh/store` over one SQLite file in WAL mode, through
+ * drizzle. One control-plane process owns the file, so its memory and the file never differ.
  */
-export class SqliteResourceStore implements ResourceStore {
-  private readonly sqlite: Database.Database;
-  private readonly db;
-  private readonly now: () => Date;
-  private readonly retainedChanges: number;
-  private readonly events = new EventEmitter();
-  private readonly index = new ResourceIndex();
-  private readonly statements;
-  /** Runs writes in one transaction with their change-log rows; built once, as better-sqlite3 builds four wrappers per `transaction()`. */
-  private readonly transact: (writes: () => void) => ResourceChange[];
-  private revision = 0;
-  private prunedThrough = 0;
-  /** The file on disk, watched so that writes stop once its path names another file or none; none in memory. */
-  private readonly file: OpenedFile | undefined;
-  private readonly fileCheck: NodeJS.Timeout | undefined;
-  private readonly onFileLost: ((what: string) => void) | undefined;
-  /** Why writes are refused for good: the database file was lost while open. */
-  private fileLost: DomainError | undefined;
-
+export class SqliteResourceStore extends StoreEngine {
   /**
    * Opens the database, applies the migrations it lacks and reads every resource. A file that is
    * no database, is corrupt, cannot be opened, or was written by a newer version (a migration
    * this build does not know) is refused with an error that says so, naming the file.
    */
   constructor(options: SqliteStoreOptions) {
-    this.now = options.now ?? (() => new Date());
-    this.retainedChanges = options.retainedChanges ?? 100_000;
+    const driver = new SqliteDriver(options);
+    super(driver, driver.loadAtOpen(), options);
+  }
+}
+
+/**
+ * Persistence in one SQLite file, read and written synchronously (better-sqlite3) with prepared
+ * statements. It also watches that its path still names the file it opened.
+ */
+class SqliteDriver implements PersistenceDriver {
+  private readonly sqlite: Database.Database;
+  private readonly db;
+  private readonly statements;
+  private readonly path: string;
+  /** The file on disk, watched so that writes stop once its path names another file or none; none in memory. */
+  private readonly file: OpenedFile | undefined;
+  private readonly fileCheck: NodeJS.Timeout | undefined;
+  private readonly onFileLost: ((what: string) => void) | undefined;
+  /** Why writes are refused for good: the database file was lost while open. */
+  private fileLost: DomainError | undefined;
+  private readonly tx: DriverTransaction;
+
+  constructor(options: SqliteStoreOptions) {
+    this.path = options.path;
     try {
       this.sqlite = new Database(options.path);
       this.sqlite.pragma('journal_mode = WAL');
@@ -119,7 +105,6 @@ export class SqliteResourceStore implements ResourceStore {
     } catch (error) {
       throw unusableDatabase(options.path, error);
     }
-    this.events.setMaxListeners(0);
 
     const byKey = and(eq(resources.type, placeholder('type')), eq(resources.mesh, placeholder('mesh')), eq(resources.name, placeholder('name')));
     const newContent = {
@@ -128,7 +113,15 @@ export class SqliteResourceStore implements ResourceStore {
       modificationTime: sql`${placeholder('time')}`,
       version: sql`${resources.version} + 1`,
     };
+    const setting = this.db
+      .insert(settings)
+      .values({ key: placeholder('key'), value: placeholder('value') })
+      .onConflictDoUpdate({ target: settings.key, set: { value: sql`excluded.value` } })
+      .prepare();
     this.statements = {
+      begin: this.sqlite.prepare('BEGIN'),
+      commit: this.sqlite.prepare('COMMIT'),
+      rollback: this.sqlite.prepare('ROLLBACK'),
       insert: this.db
         .insert(resources)
         .values({
@@ -136,34 +129,61 @@ export class SqliteResourceStore implements ResourceStore {
           mesh: placeholder('mesh'),
           name: placeholder('name'),
           spec: placeholder('spec'),
-          version: 1,
+          version: placeholder('version'),
           creationTime: placeholder('creationTime'),
-          modificationTime: placeholder('time'),
+          modificationTime: placeholder('modificationTime'),
           labels: placeholder('labels'),
         })
         .onConflictDoNothing()
         .prepare(),
-      // An update holds the version it read; a batch replaces whatever is stored.
+      // An update holds the version it read; a batch replaces whatever is stored. Read back with a
+      // select, which costs SQLite less than `RETURNING`.
       update: this.db.update(resources).set(newContent).where(and(byKey, eq(resources.version, placeholder('version')))).prepare(),
       replace: this.db.update(resources).set(newContent).where(byKey).prepare(),
+      stored: this.db.select({ version: resources.version, creationTime: resources.creationTime }).from(resources).where(byKey).prepare(),
       delete: this.db.delete(resources).where(byKey).prepare(),
+      deleteInMesh: this.db
+        .delete(resources)
+        .where(eq(resources.mesh, placeholder('mesh')))
+        .returning({ type: resources.type, mesh: resources.mesh, name: resources.name })
+        .prepare(),
       record: this.db
         .insert(changes)
         .values({ revision: placeholder('revision'), type: placeholder('type'), mesh: placeholder('mesh'), name: placeholder('name'), operation: placeholder('operation') })
         .prepare(),
+      setting,
+      removeSetting: this.db.delete(settings).where(eq(settings.key, placeholder('key'))).prepare(),
+      readSetting: this.db.select({ value: settings.value }).from(settings).where(eq(settings.key, placeholder('key'))).prepare(),
+      readChanges: this.db.select().from(changes).where(gt(changes.revision, placeholder('revision'))).orderBy(asc(changes.revision)).limit(placeholder('limit')).prepare(),
+      prune: this.db.delete(changes).where(sql`${changes.revision} <= ${placeholder('through')}`).prepare(),
     };
-    this.transact = this.sqlite.transaction((writes: () => void) => {
-      writes();
-      const numbered = this.pending.map(({ change }, i) => ({ ...change, revision: this.revision + i + 1 }));
-      for (const change of numbered) this.statements.record.run(change);
-      this.prune(numbered.at(-1)?.revision ?? this.revision);
-      return numbered;
-    });
-    try {
-      this.loadAll();
-    } catch (error) {
-      throw unusableDatabase(options.path, error);
-    }
+    const statements = this.statements;
+    this.tx = {
+      insert: async (resource) =>
+        statements.insert.run({ ...resource, labels: JSON.stringify(resource.labels) }).changes > 0,
+      update: async (content, version, remembered) => {
+        const values = contentValues(content, version);
+        const updated = version === undefined ? statements.replace.run(values) : statements.update.run(values);
+        if (updated.changes === 0) return undefined;
+        // Only this process writes the file: the row it updated at the version memory holds is memory's.
+        if (remembered !== undefined && remembered.version === version) return { version: remembered.version + 1, creationTime: remembered.creationTime };
+        return statements.stored.get(values);
+      },
+      exists: async (key) => statements.stored.get(keyValues(key)) !== undefined,
+      delete: async (key) => statements.delete.run(keyValues(key)).changes > 0,
+      deleteInMesh: async (mesh) => statements.deleteInMesh.all({ mesh }),
+      appendChanges: async (list) => {
+        for (const { revision, type, mesh, name, operation } of list) statements.record.run({ revision, type, mesh, name, operation });
+      },
+      writeSetting: async (key, value) => {
+        if (value === null) statements.removeSetting.run({ key });
+        else statements.setting.run({ key, value });
+      },
+      pruneChanges: async (through) => {
+        statements.prune.run({ through });
+        statements.setting.run({ key: PRUNED_THROUGH_SETTING, value: String(through) });
+      },
+    };
     if (this.sqlite.memory) return;
     const opened = statSync(options.path);
     this.file = { path: options.path, dev: opened.dev, ino: opened.ino };
@@ -171,217 +191,52 @@ export class SqliteResourceStore implements ResourceStore {
     this.fileCheck = setInterval(() => this.checkFile(), FILE_CHECK_INTERVAL_MS).unref();
   }
 
-  /** Whether writes can be kept: false once the database file was lost while open. */
   get available(): boolean {
     return this.fileLost === undefined;
   }
 
-  async get(key: ResourceKey): Promise<StoredResource | undefined> {
-    return this.index.get(key);
-  }
-
-  async getMany(keys: readonly ResourceKey[]): Promise<Array<StoredResource | undefined>> {
-    return keys.map((key) => this.index.get(key));
-  }
-
-  async list(query: ListQuery): Promise<ListPage> {
-    return this.index.list(query);
-  }
-
-  async count(type: string, mesh?: string): Promise<number> {
-    return this.index.count(type, mesh);
-  }
-
-  async create(resource: NewResource, owned: readonly NewResource[] = []): Promise<StoredResource> {
-    const [change] = this.commit(() => {
-      const time = this.timestamp();
-      if (!this.insertRow(resource, time)) throw resourceAlreadyExists(resource.type, resource.name, resource.mesh);
-      for (const along of owned) this.insertRow(along, time);
-    });
-    return this.index.get(change!)!;
-  }
-
-  async createMissing(list: NewResource[]): Promise<StoredResource[]> {
-    const created = this.commit(() => {
-      const time = this.timestamp();
-      for (const resource of list) this.insertRow(resource, time);
-    });
-    return created.map((change) => this.index.get(change)!);
-  }
-
-  async update(update: ResourceUpdate, owned: readonly NewResource[] = []): Promise<StoredResource> {
-    const key = keyOf(update);
-    this.commit(() => {
-      const current = this.index.get(key);
-      if (!current) throw resourceNotFound();
-      const time = this.timestamp();
-      for (const along of owned) this.insertRow(along, time);
-      const labels = update.labels ?? {};
-      const result = this.statements.update.run({ ...key, spec: update.spec, labels: JSON.stringify(labels), time, version: update.version });
-      if (result.changes === 0) throw resourceConflict(update.type, update.name, update.mesh);
-      this.pending.push({
-        change: { operation: 'update', ...key },
-        resource: freeze({ ...current, spec: update.spec, labels: { ...labels }, modificationTime: time, version: current.version + 1 }),
-      });
-    });
-    return this.index.get(key)!;
-  }
-
-  async delete(key: ResourceKey): Promise<void> {
-    this.commit(() => {
-      if (!this.deleteRow(keyOf(key))) throw resourceNotFound();
-    });
-  }
-
-  async deleteMesh(mesh: string): Promise<void> {
-    this.commit(() => {
-      if (!this.deleteRow({ type: meshKind.name, mesh: '', name: mesh })) throw resourceNotFound();
-      const owned = this.db
-        .select({ type: resources.type, mesh: resources.mesh, name: resources.name })
-        .from(resources)
-        .where(eq(resources.mesh, mesh))
-        .orderBy(asc(resources.type), asc(resources.name))
-        .all();
-      for (const key of owned) this.deleteRow(key);
-    });
-  }
-
-  async writeBatch(writes: BatchWrite[], options: BatchOptions = {}): Promise<ResourceChange[]> {
-    return this.commit(() => {
-      const time = this.timestamp();
-      for (const [key, value] of Object.entries(options.settings ?? {})) {
-        if (value === null) this.db.delete(settings).where(eq(settings.key, key)).run();
-        else this.db.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value } }).run();
-      }
-      for (const write of writes) {
-        if (write.operation === 'delete') {
-          this.deleteRow(keyOf(write.key));
-          continue;
-        }
-        const { resource } = write;
-        const current = this.index.get(resource);
-        if (!current) {
-          this.insertRow(resource, time);
-          continue;
-        }
-        const labels = resource.labels ?? {};
-        this.statements.replace.run({ ...keyOf(resource), spec: resource.spec, labels: JSON.stringify(labels), time });
-        this.pending.push({
-          change: { operation: 'update', ...keyOf(resource) },
-          resource: freeze({ ...current, spec: resource.spec, labels: { ...labels }, modificationTime: time, version: current.version + 1 }),
-        });
-      }
-    });
-  }
-
-  async currentRevision(): Promise<number> {
-    return this.revision;
-  }
-
-  async changesSince(revision: number, limit = 1000): Promise<ChangesSince> {
-    if (revision < this.prunedThrough) return { resync: true, revision: this.revision };
-    const rows = this.db.select().from(changes).where(gt(changes.revision, revision)).orderBy(asc(changes.revision)).limit(limit).all();
-    const found = rows.map((row) => ({ revision: row.revision, type: row.type, mesh: row.mesh, name: row.name, operation: row.operation as ChangeOperation }));
-    return { resync: false, changes: found, revision: found.at(-1)?.revision ?? revision };
-  }
-
-  async getSetting(key: string): Promise<string | undefined> {
-    return this.db.select().from(settings).where(eq(settings.key, key)).get()?.value;
-  }
-
-  async putSetting(key: string, value: string): Promise<void> {
-    this.requireFile();
+  /** Every resource and where the change log stands, read as the store opens. */
+  loadAtOpen(): PersistedState {
     try {
-      this.db.insert(settings).values({ key, value }).onConflictDoUpdate({ target: settings.key, set: { value } }).run();
+      const rows = this.db.select().from(resources).all();
+      const latest = this.db.select({ revision: sql<number | null>`max(${changes.revision})` }).from(changes).get();
+      const pruned = this.statements.readSetting.get({ key: PRUNED_THROUGH_SETTING });
+      return { resources: rows.map(toResource), revision: latest?.revision ?? 0, prunedThrough: Number(pruned?.value ?? 0) };
     } catch (error) {
-      throw storageFault(error) ?? error;
+      throw unusableDatabase(this.path, error);
     }
-  }
-
-  onChange(listener: ChangeListener): () => void {
-    this.events.on('change', listener);
-    return () => this.events.off('change', listener);
-  }
-
-  async close(): Promise<void> {
-    clearInterval(this.fileCheck);
-    this.events.removeAllListeners();
-    if (this.sqlite.open) this.sqlite.close();
-  }
-
-  /** What the write transaction under way changed, in order; kept in memory once it commits. */
-  private pending: Array<{ change: Omit<ResourceChange, 'revision'>; resource: StoredResource | undefined }> = [];
-
-  /**
-   * Runs `writes` in one transaction that also appends their changes to the change log; once it
-   * commits, the resources in memory follow and the changes are announced in revision order.
-   */
-  private commit(writes: () => void): ResourceChange[] {
-    this.requireFile();
-    this.pending = [];
-    let committed: ResourceChange[];
-    try {
-      committed = this.transact(writes);
-    } catch (error) {
-      // Rolled back: memory, revisions and listeners are as they were.
-      throw storageFault(error) ?? error;
-    }
-    for (const [i, { resource }] of this.pending.entries()) {
-      if (resource) this.index.remember(resource);
-      else this.index.forget(committed[i]!);
-    }
-    this.pending = [];
-    if (committed.length > 0) this.revision = committed.at(-1)!.revision;
-    for (const change of committed) this.events.emit('change', change);
-    return committed;
-  }
-
-  private insertRow(resource: NewResource, time: string): boolean {
-    const labels = JSON.stringify(resource.labels ?? {});
-    const creationTime = resource.creationTime ?? time;
-    const result = this.statements.insert.run({ ...keyOf(resource), spec: resource.spec, labels, time, creationTime });
-    if (result.changes === 0) return false;
-    const created = freeze({ ...keyOf(resource), spec: resource.spec, version: 1, creationTime, modificationTime: time, labels: { ...resource.labels } });
-    this.pending.push({ change: { operation: 'create', ...keyOf(resource) }, resource: created });
-    return true;
-  }
-
-  private deleteRow(key: ResourceKey): boolean {
-    if (this.statements.delete.run(key).changes === 0) return false;
-    this.pending.push({ change: { operation: 'delete', ...key }, resource: undefined });
-    return true;
-  }
-
-  /** Keeps the change log bounded, in steps; consumers from before what is kept read everything again. */
-  private prune(latest: number): void {
-    const through = latest - this.retainedChanges;
-    if (through - this.prunedThrough < PRUNE_STEP) return;
-    this.db.delete(changes).where(sql`${changes.revision} <= ${through}`).run();
-    this.db.insert(settings).values({ key: PRUNED_THROUGH, value: String(through) }).onConflictDoUpdate({ target: settings.key, set: { value: String(through) } }).run();
-    this.prunedThrough = through;
-  }
-
-  /** Reads every resource once at open, in key order, and where the change log stands. */
-  private loadAll(): void {
-    const rows = this.db.select().from(resources).orderBy(asc(resources.type), asc(resources.mesh), asc(resources.name)).all();
-    this.index.load(rows.map(toResource));
-    const latest = this.db.select({ revision: sql<number | null>`max(${changes.revision})` }).from(changes).get();
-    const pruned = this.db.select().from(settings).where(eq(settings.key, PRUNED_THROUGH)).get();
-    this.prunedThrough = Number(pruned?.value ?? 0);
-    this.revision = Math.max(latest?.revision ?? 0, this.prunedThrough);
-  }
-
-  private timestamp(): string {
-    return this.now().toISOString();
   }
 
   /**
    * A write into a file whose path names another file, or none, would be lost at the next open:
    * refused (503), as every write after it, while reads go on from memory.
    */
-  private requireFile(): void {
+  async transaction<T>(work: (tx: DriverTransaction) => Promise<T>): Promise<T> {
     this.checkFile();
     if (this.fileLost) throw this.fileLost;
+    try {
+      this.statements.begin.run();
+      const result = await work(this.tx);
+      this.statements.commit.run();
+      return result;
+    } catch (error) {
+      // Rolled back, unless SQLite already did (a full disk may end the transaction itself).
+      if (this.sqlite.inTransaction) this.statements.rollback.run();
+      throw storageFault(error) ?? error;
+    }
+  }
+
+  async readChanges(revision: number, limit: number): Promise<ResourceChange[]> {
+    return this.statements.readChanges.all({ revision, limit }).map((row) => ({ ...row, operation: row.operation as ChangeOperation }));
+  }
+
+  async readSetting(key: string): Promise<string | undefined> {
+    return this.statements.readSetting.get({ key })?.value;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.fileCheck);
+    if (this.sqlite.open) this.sqlite.close();
   }
 
   /** Compares the path with the file opened (one stat); the first difference is reported once. */
@@ -396,6 +251,18 @@ export class SqliteResourceStore implements ResourceStore {
     this.onFileLost?.(what);
   }
 }
+
+const keyValues = (key: ResourceKey) => ({ type: key.type, mesh: key.mesh, name: key.name });
+
+const contentValues = (content: ResourceContent, version: number | undefined) => ({
+  type: content.type,
+  mesh: content.mesh,
+  name: content.name,
+  spec: content.spec,
+  labels: JSON.stringify(content.labels),
+  time: content.modificationTime,
+  version,
+});
 
 /** What became of the opened file's path, or undefined while it still names that file. */
 function fileChange(file: OpenedFile): string | undefined {

@@ -57,7 +57,7 @@ export class ResourceIndex {
     return end - start;
   }
 
-  /** Replaces everything with resources in (type, mesh, name) order. */
+  /** Replaces everything with these resources, in any order. */
   load(resources: readonly StoredResource[]): void {
     this.types.clear();
     for (const resource of resources) {
@@ -66,6 +66,7 @@ export class ResourceIndex {
       index.keys.push(key);
       index.byKey.set(key, resource);
     }
+    for (const index of this.types.values()) index.keys.sort();
   }
 
   remember(resource: StoredResource): void {

@@ -13,9 +13,15 @@ export class SortedKeys {
     return this.keys.length;
   }
 
-  /** Appends a key known to sort after every present key (bulk loading in order). */
+  /** Appends a key, out of order until `sort` (bulk loading). */
   push(key: string): void {
     this.keys.push(key);
+  }
+
+  /** Puts keys appended by `push` in order; fast when they came in order. */
+  sort(): void {
+    // The default order compares UTF-16 code units, as `<` does.
+    this.keys.sort();
   }
 
   insert(key: string): void {

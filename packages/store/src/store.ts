@@ -94,17 +94,31 @@ export type ChangesSince = { resync: false; changes: ResourceChange[]; revision:
 export type ChangeListener = (change: ResourceChange) => void;
 
 /**
- * Persistence of resources. Reads return stored JSON text; writes are atomic; every committed
- * write gets the next store revision and is announced to change listeners in revision order,
- * which derived state (insights, proxy configuration, zone sync) subscribes to instead of
- * polling. A consumer that remembers the last revision it saw resumes with `changesSince`.
+ * What every reader of resources holds: reads of stored JSON text, served from memory, and the
+ * changes. Every committed write gets the next store revision and is announced to change
+ * listeners in revision order, which derived state (insights, proxy configuration, zone sync)
+ * subscribes to instead of polling. A consumer that remembers the last revision it saw resumes
+ * with `changesSince`. Only the resource manager writes (docs/architecture.md, Readers and the writer).
  */
-export interface ResourceStore {
+export interface ResourceReader {
   get(key: ResourceKey): Promise<StoredResource | undefined>;
   /** Several keys at once, in their order (a page joining each item with its insight). */
   getMany(keys: readonly ResourceKey[]): Promise<Array<StoredResource | undefined>>;
   list(query: ListQuery): Promise<ListPage>;
   count(type: string, mesh?: string): Promise<number>;
+  /** The revision of the last committed change; 0 for a store that never changed. */
+  currentRevision(): Promise<number>;
+  /** Changes committed after `revision`, oldest first, at most `limit` (1000 by default). */
+  changesSince(revision: number, limit?: number): Promise<ChangesSince>;
+  getSetting(key: string): Promise<string | undefined>;
+  onChange(listener: ChangeListener): () => void;
+}
+
+/**
+ * The store with its writes: held by the resource manager, which every write goes through, and
+ * by the composition that opens and closes it. Writes are atomic.
+ */
+export interface ResourceStore extends ResourceReader {
   /**
    * Fails with `already_exists` when the key is taken. `owned` (what the resource brings along: a
    * mesh's default policies, keys and CA) is created in the same transaction, each one that does
@@ -121,12 +135,6 @@ export interface ResourceStore {
   deleteMesh(mesh: string): Promise<void>;
   /** Several writes in one transaction: all or none; one change per effective write. */
   writeBatch(writes: BatchWrite[], options?: BatchOptions): Promise<ResourceChange[]>;
-  /** The revision of the last committed change; 0 for a store that never changed. */
-  currentRevision(): Promise<number>;
-  /** Changes committed after `revision`, oldest first, at most `limit` (1000 by default). */
-  changesSince(revision: number, limit?: number): Promise<ChangesSince>;
-  getSetting(key: string): Promise<string | undefined>;
   putSetting(key: string, value: string): Promise<void>;
-  onChange(listener: ChangeListener): () => void;
   close(): Promise<void>;
 }

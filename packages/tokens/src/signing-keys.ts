@@ -4,7 +4,7 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { globalSecretKind, meshKind, secretKind, type AnyKind } from '@mesh/model';
 import { generateSigningKeyData } from '@mesh/pki';
 import type { ResourceManager } from '@mesh/resource-manager';
-import type { NewResource, ResourceStore, StoredResource } from '@mesh/store';
+import type { NewResource, ResourceReader, StoredResource } from '@mesh/store';
 
 export type TokenKind = 'dataplane' | 'zoneIngress' | 'zone' | 'user';
 
@@ -74,7 +74,7 @@ export interface SigningKey {
 
 /** Reads signing keys and revocation lists from the store (in memory: reads cost no query). */
 export class SigningKeys {
-  constructor(private readonly store: ResourceStore) {}
+  constructor(private readonly store: ResourceReader) {}
 
   /** The key with the highest serial, which signs new tokens. */
   async current(place: KeyPlace): Promise<SigningKey | undefined> {

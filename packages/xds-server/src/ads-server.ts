@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { decodeSpec, DomainError, getKind, type DataplaneSpec } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import { AdsTypeStates, type DiscoveryRequest, type SentResources, type StreamEvents, type TypeStates } from './ads-stream.js';
 import { type DeltaDiscoveryRequest, DeltaTypeStates } from './delta-stream.js';
 import { type Authenticator, credentialOf } from './auth.js';
@@ -29,7 +29,7 @@ export interface Logger {
 }
 
 export interface AdsServerOptions {
-  store: ResourceStore;
+  store: ResourceReader;
   manager: ResourceManager;
   proxyConfigs: ProxyConfigService;
   authenticator: Authenticator;

@@ -6,7 +6,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIpAddress, meshKind } from '@mesh/model';
 import { decodeSpec, getKind } from '@mesh/model';
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import { z } from 'zod';
 import type { Authenticator } from './auth.js';
 import { type BootstrapCall, type HttpAnswer, PLAIN_TEXT } from './transport-protocol.js';
@@ -23,7 +23,7 @@ export interface BootstrapSettings {
 }
 
 export interface BootstrapOptions {
-  store: ResourceStore;
+  store: ResourceReader;
   authenticator: Authenticator;
   settings: BootstrapSettings;
   /** The port ADS is served on (when `xdsPort` is 0). */

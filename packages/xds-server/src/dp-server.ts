@@ -4,7 +4,7 @@
 import { DomainError, getKind } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import type { TokenService } from '@mesh/tokens';
 import type { ConfigDump, ConfigDumpSection, ProxyConfig } from '@mesh/xds-renderer';
 import { AdsServer, type ConnectedProxy, type Logger } from './ads-server.js';
@@ -26,7 +26,7 @@ export interface Leadership {
 }
 
 export interface DataplaneServerOptions {
-  store: ResourceStore;
+  store: ResourceReader;
   manager: ResourceManager;
   proxyConfigs: ProxyConfigService;
   tokens: TokenService;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, getKind, INSIGHT_LINKS } from '@mesh/model';
 import type { ResourceManager } from '@mesh/resource-manager';
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import { RESOURCE_TYPE_OF } from './proxy-node.js';
 import { STAT_OF_TYPE } from './snapshot.js';
 
@@ -129,7 +129,7 @@ const MAX_WRITE_ATTEMPTS = 5;
 
 export interface InsightWriterOptions {
   manager: ResourceManager;
-  store: ResourceStore;
+  store: ResourceReader;
   /** Subscriptions kept per insight (`metrics.dataplane.subscriptionLimit`). */
   subscriptionLimit: number;
   now: () => Date;
@@ -231,7 +231,7 @@ export class SubscriptionFinalizer {
 
   constructor(
     private readonly manager: ResourceManager,
-    private readonly store: ResourceStore,
+    private readonly store: ResourceReader,
     private readonly now: () => Date,
   ) {}
 

@@ -5,7 +5,7 @@ import { type DataplaneSpec, meshKind } from '@mesh/model';
 import type { DataplaneResource } from '@mesh/policy-matcher';
 import { issueMeshIdentity, loadMeshCa, type IssuedIdentity, type MeshCa } from '@mesh/pki';
 import type { MeshProxies, ProxyConfigService } from '@mesh/proxy-config';
-import type { ResourceStore } from '@mesh/store';
+import type { ResourceReader } from '@mesh/store';
 import type { MeshIdentity, ProxyConfig, ProxyMetadata, ZoneProxyMetadata } from '@mesh/xds-renderer';
 import { tagValuesOf } from './auth.js';
 import { renderGrpcClientConfig } from './grpc-clients.js';
@@ -19,7 +19,7 @@ export interface SessionOptions {
   proxyConfigs: ProxyConfigService;
   /** Where recomputations wait their turn (shared by the proxies of the server). */
   queue: RefreshQueue;
-  store: ResourceStore;
+  store: ResourceReader;
   now: () => Date;
   onError: (error: unknown, what: string) => void;
   metrics?: XdsMetrics;

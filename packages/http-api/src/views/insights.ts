@@ -98,7 +98,7 @@ async function getServiceInsight(ctx: ApiContext, req: Request, res: Response, p
 async function countGlobalResources(ctx: ApiContext, req: Request, res: Response) {
   const kinds = KINDS.filter((kind) => kind.scope === 'global' && !kind.readOnly).sort((a, b) => (a.name < b.name ? -1 : 1));
   const resources: Record<string, { total: number }> = {};
-  for (const kind of kinds) resources[kind.name] = { total: await ctx.manager.store.count(kind.name) };
+  for (const kind of kinds) resources[kind.name] = { total: await ctx.manager.reader.count(kind.name) };
   sendJson(res, 200, JSON.stringify({ type: 'GlobalInsights', creationTime: new Date().toISOString(), resources }));
 }
 

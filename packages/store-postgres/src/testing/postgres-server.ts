@@ -36,7 +36,7 @@ export interface PostgresServer {
   port: number;
   user: string;
   /** A new empty database on this server. */
-  createDatabase(): Promise<string>;
+  createDatabase(options?: DatabaseOptions): Promise<string>;
   /** Stops the server, keeping its data, so clients lose it; `start` brings it back on the same port. */
   halt(): Promise<void>;
   start(): Promise<void>;
@@ -79,7 +79,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     host: admin.host,
     port,
     user: admin.user,
-    createDatabase: () => createDatabase(admin),
+    createDatabase: (options) => createDatabase(admin, options),
     halt,
     start,
     async stop() {
@@ -105,13 +105,23 @@ async function waitUntilAccepting(config: pg.ClientConfig, child: ChildProcess):
   throw new Error('PostgreSQL did not accept connections within 20 s');
 }
 
+export interface DatabaseOptions {
+  /**
+   * The ICU locale the database sorts text in by default (`en-US`: lower case before upper,
+   * punctuation before letters), as a server set up with a language's locale does; the server's
+   * own (code-unit order here) when absent.
+   */
+  icuLocale?: string;
+}
+
 /** Creates an empty database on a running server, named uniquely for this process. */
-export async function createDatabase(server: { host: string; port: number; user: string }): Promise<string> {
+export async function createDatabase(server: { host: string; port: number; user: string }, options: DatabaseOptions = {}): Promise<string> {
   const name = `mesh_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const client = new pg.Client({ host: server.host, port: server.port, user: server.user, database: 'postgres' });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE "${name}"`);
+    const collation = options.icuLocale ? ` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale}'` : '';
+    await client.query(`CREATE DATABASE "${name}"${collation}`);
   } finally {
     await client.end();
   }

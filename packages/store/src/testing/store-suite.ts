@@ -105,6 +105,24 @@ export function describeResourceStore({ describe, it, expect }: TestFunctions, n
       await store.close();
     });
 
+    it('keeps (mesh, name) in code-unit order, written and read again, whatever order the database sorts text in', async () => {
+      const { store, reopen } = await open();
+      for (const name of ['ab', 'a_b', 'B', 'a.b', 'a-c', 'a']) await store.create(route('m', name));
+      await store.create(route('M', 'z'));
+      const listed = async (from: ResourceStore, query: Omit<ListQuery, 'type'> = { offset: 0, size: 0 }) =>
+        (await from.list({ type: 'TrafficRoute', ...query })).items.map((r) => `${r.mesh}/${r.name}`);
+      const ordered = ['M/z', 'm/B', 'm/a', 'm/a-c', 'm/a.b', 'm/a_b', 'm/ab'];
+      expect(await listed(store)).toEqual(ordered);
+      await store.close();
+
+      const again = await reopen();
+      expect(await listed(again)).toEqual(ordered);
+      await again.create(route('m', 'a-b'));
+      expect(await listed(again, { mesh: 'm', after: { mesh: 'm', name: 'a' }, offset: 0, size: 2 })).toEqual(['m/a-b', 'm/a-c']);
+      expect(await listed(again, { offset: 5, size: 2 })).toEqual(['m/a.b', 'm/a_b']);
+      await again.close();
+    });
+
     it('filters lists by name, tags and gateway, as data', async () => {
       const { store } = await open();
       await store.create(dataplane('web-1', { 'mesh.io/service': 'web', version: 'v1' }));

@@ -1,0 +1,308 @@
+import { EventEmitter } from 'node:events';
+import { meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
+import type { DriverTransaction, PersistedState, PersistenceDriver, ResourceContent } from './driver.js';
+import { ResourceIndex } from './resource-index.js';
+import type {
+  BatchOptions,
+  BatchWrite,
+  ChangeListener,
+  ChangesSince,
+  ListPage,
+  ListQuery,
+  NewResource,
+  ResourceChange,
+  ResourceKey,
+  ResourceStore,
+  ResourceUpdate,
+  StoredResource,
+} from './store.js';
+
+export interface StoreEngineOptions {
+  /** Source of timestamps; tests pin it. */
+  now?: () => Date;
+  /** Change-log rows kept; a consumer that asks from before them reads everything again. */
+  retainedChanges?: number;
+}
+
+/** The log is pruned in steps of this many rows, not at every write. */
+const PRUNE_STEP = 1000;
+/** Changes others committed are read this many at a time. */
+const CATCH_UP_STEP = 5000;
+
+/** A change of a transaction and the resource it leaves (none for a delete). */
+interface Written {
+  change: ResourceChange;
+  resource: StoredResource | undefined;
+}
+
+/** Stored resources are shared between readers, so they are frozen. */
+function freeze(resource: StoredResource): StoredResource {
+  Object.freeze(resource.labels);
+  return Object.freeze(resource);
+}
+
+const keyOf = (key: ResourceKey): ResourceKey => ({ type: key.type, mesh: key.mesh, name: key.name });
+
+/** Code-unit order of (type, name), the order a mesh's resources are deleted in. */
+const byTypeAndName = (a: ResourceKey, b: ResourceKey): number => (a.type < b.type ? -1 : a.type > b.type ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * The store, once for every database: every resource in memory (reads, counts and deep pages
+ * cost no query), the checks of each write (taken keys, versions, missing resources), batches,
+ * the store-wide revisions and the change log, and the announcement of each committed change in
+ * revision order. A `PersistenceDriver` persists the rows and loads them; a shared database's
+ * driver also tells of the changes other instances committed, which are read and announced in
+ * the same order as this instance's own.
+ */
+export class StoreEngine implements ResourceStore {
+  private readonly index = new ResourceIndex();
+  private readonly events = new EventEmitter();
+  private readonly now: () => Date;
+  private readonly retainedChanges: number;
+  /** The revision of the last change in memory and announced. */
+  private revision = 0;
+  /** The change-log revision through which rows were pruned, as far as this instance knows. */
+  private prunedThrough = 0;
+  /** The transaction or database read under way: one at a time, in the order asked. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly driver: PersistenceDriver,
+    loaded: PersistedState,
+    options: StoreEngineOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.retainedChanges = options.retainedChanges ?? 100_000;
+    this.events.setMaxListeners(0);
+    this.load(loaded);
+    driver.shared?.follow((revision) => {
+      void this.serialized(async () => {
+        if (revision === undefined || revision > this.revision) await this.catchUp();
+      }).catch(() => {
+        // The next word from the database, or this instance's next write, reads what was missed.
+      });
+    });
+  }
+
+  /** Whether the database can take writes now. */
+  get available(): boolean {
+    return this.driver.available;
+  }
+
+  async get(key: ResourceKey): Promise<StoredResource | undefined> {
+    return this.index.get(key);
+  }
+
+  async getMany(keys: readonly ResourceKey[]): Promise<Array<StoredResource | undefined>> {
+    return keys.map((key) => this.index.get(key));
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    return this.index.list(query);
+  }
+
+  async count(type: string, mesh?: string): Promise<number> {
+    return this.index.count(type, mesh);
+  }
+
+  async create(resource: NewResource, owned: readonly NewResource[] = []): Promise<StoredResource> {
+    const [created] = await this.commit(async (tx, time, written) => {
+      if (!(await this.insert(tx, resource, time, written))) throw resourceAlreadyExists(resource.type, resource.name, resource.mesh);
+      for (const along of owned) await this.insert(tx, along, time, written);
+    });
+    return created!.resource!;
+  }
+
+  async createMissing(list: NewResource[]): Promise<StoredResource[]> {
+    const created = await this.commit(async (tx, time, written) => {
+      for (const resource of list) await this.insert(tx, resource, time, written);
+    });
+    return created.map(({ resource }) => resource!);
+  }
+
+  async update(update: ResourceUpdate, owned: readonly NewResource[] = []): Promise<StoredResource> {
+    const written = await this.commit(async (tx, time, written) => {
+      for (const along of owned) await this.insert(tx, along, time, written);
+      const content = { type: update.type, mesh: update.mesh, name: update.name, spec: update.spec, labels: update.labels ?? {}, modificationTime: time };
+      if (await this.replace(tx, content, written, update.version, this.index.get(update))) return;
+      throw (await tx.exists(update)) ? resourceConflict(update.type, update.name, update.mesh) : resourceNotFound();
+    });
+    return written.at(-1)!.resource!;
+  }
+
+  async delete(key: ResourceKey): Promise<void> {
+    await this.commit(async (tx, _time, written) => {
+      if (!(await this.remove(tx, keyOf(key), written))) throw resourceNotFound();
+    });
+  }
+
+  async deleteMesh(mesh: string): Promise<void> {
+    await this.commit(async (tx, _time, written) => {
+      if (!(await this.remove(tx, { type: meshKind.name, mesh: '', name: mesh }, written))) throw resourceNotFound();
+      for (const key of (await tx.deleteInMesh(mesh)).sort(byTypeAndName)) written.push({ change: { operation: 'delete', ...keyOf(key), revision: 0 }, resource: undefined });
+    });
+  }
+
+  async writeBatch(writes: BatchWrite[], options: BatchOptions = {}): Promise<ResourceChange[]> {
+    const written = await this.commit(async (tx, time, written) => {
+      for (const [key, value] of Object.entries(options.settings ?? {})) await tx.writeSetting(key, value);
+      for (const write of writes) {
+        if (write.operation === 'delete') {
+          await this.remove(tx, keyOf(write.key), written);
+          continue;
+        }
+        const { resource } = write;
+        const content = { type: resource.type, mesh: resource.mesh, name: resource.name, spec: resource.spec, labels: resource.labels ?? {}, modificationTime: time };
+        // Memory says which of the two is likely; the database decides.
+        if (this.index.get(resource)) {
+          if (!(await this.replace(tx, content, written))) await this.insert(tx, resource, time, written);
+        } else if (!(await this.insert(tx, resource, time, written))) await this.replace(tx, content, written);
+      }
+    });
+    return written.map(({ change }) => change);
+  }
+
+  async currentRevision(): Promise<number> {
+    return this.serialized(async () => this.revision);
+  }
+
+  async changesSince(revision: number, limit = 1000): Promise<ChangesSince> {
+    return this.serialized(async () => {
+      if (revision < this.prunedThrough) return { resync: true, revision: this.revision };
+      // Only what memory holds: a change's resource can be read as soon as the change is seen.
+      const wanted = Math.min(limit, this.revision - revision);
+      if (wanted <= 0) return { resync: false, changes: [], revision };
+      const changes = await this.driver.readChanges(revision, wanted);
+      // Revisions have no gaps: a missing next one was pruned (perhaps by another instance).
+      const first = changes[0];
+      if (first?.revision !== revision + 1) {
+        this.prunedThrough = Math.max(this.prunedThrough, (first?.revision ?? this.revision + 1) - 1);
+        return { resync: true, revision: this.revision };
+      }
+      return { resync: false, changes, revision: changes.at(-1)!.revision };
+    });
+  }
+
+  async getSetting(key: string): Promise<string | undefined> {
+    return this.serialized(() => this.driver.readSetting(key));
+  }
+
+  async putSetting(key: string, value: string): Promise<void> {
+    await this.commit((tx) => tx.writeSetting(key, value));
+  }
+
+  onChange(listener: ChangeListener): () => void {
+    this.events.on('change', listener);
+    return () => this.events.off('change', listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.events.removeAllListeners();
+    await this.queue;
+    await this.driver.close();
+  }
+
+  /** Runs `task` after every transaction and read asked before it. */
+  private serialized<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Runs `work` in one transaction that also appends its changes to the change log, numbered with
+   * the next revisions; once it commits, memory follows and the changes are announced in order.
+   * A refused or failed transaction leaves memory, revisions and listeners as they were.
+   */
+  private commit(work: (tx: DriverTransaction, time: string, written: Written[]) => Promise<void>): Promise<Written[]> {
+    return this.serialized(async () => {
+      let latest = this.revision;
+      let prunedThrough = this.prunedThrough;
+      const written: Written[] = [];
+      await this.driver.transaction(async (tx) => {
+        if (tx.latestRevision) latest = await tx.latestRevision();
+        await work(tx, this.now().toISOString(), written);
+        if (written.length === 0) return;
+        const changes = written.map(({ change }, i) => {
+          change.revision = latest + i + 1;
+          return change;
+        });
+        await tx.appendChanges(changes);
+        const through = latest + written.length - this.retainedChanges;
+        if (through - prunedThrough >= PRUNE_STEP) {
+          await tx.pruneChanges(through);
+          prunedThrough = through;
+        }
+      });
+      this.prunedThrough = Math.max(this.prunedThrough, prunedThrough);
+      // Others' changes committed before this transaction come first.
+      if (latest > this.revision) await this.catchUp(latest).catch(() => {});
+      // Still behind: the next catch-up reads this transaction's changes with the ones missed.
+      if (latest === this.revision) this.apply(written);
+      return written;
+    });
+  }
+
+  private async insert(tx: DriverTransaction, resource: NewResource, time: string, written: Written[]): Promise<boolean> {
+    const created = freeze({ ...keyOf(resource), spec: resource.spec, version: 1, creationTime: resource.creationTime ?? time, modificationTime: time, labels: { ...resource.labels } });
+    if (!(await tx.insert(created))) return false;
+    written.push({ change: { operation: 'create', ...keyOf(resource), revision: 0 }, resource: created });
+    return true;
+  }
+
+  private async replace(tx: DriverTransaction, content: ResourceContent, written: Written[], version?: number, remembered?: StoredResource): Promise<boolean> {
+    const stored = await tx.update(content, version, remembered);
+    if (!stored) return false;
+    const { type, mesh, name, spec, modificationTime, labels } = content;
+    written.push({
+      change: { operation: 'update', type, mesh, name, revision: 0 },
+      resource: freeze({ type, mesh, name, spec, version: stored.version, creationTime: stored.creationTime, modificationTime, labels: { ...labels } }),
+    });
+    return true;
+  }
+
+  private async remove(tx: DriverTransaction, key: ResourceKey, written: Written[]): Promise<boolean> {
+    if (!(await tx.delete(key))) return false;
+    written.push({ change: { operation: 'delete', ...key, revision: 0 }, resource: undefined });
+    return true;
+  }
+
+  /** Memory follows committed changes, all of them before any is announced; those already read are skipped. */
+  private apply(written: readonly Written[]): void {
+    const applied: ResourceChange[] = [];
+    for (const { change, resource } of written) {
+      if (change.revision <= this.revision) continue;
+      if (resource) this.index.remember(resource);
+      else this.index.forget(change);
+      this.revision = change.revision;
+      applied.push(change);
+    }
+    for (const change of applied) this.events.emit('change', change);
+  }
+
+  /** Reads the changes others committed after the last one in memory (through `revision` when given), and their resources. */
+  private async catchUp(revision?: number): Promise<void> {
+    const shared = this.driver.shared;
+    if (!shared) return;
+    while (!this.closed && (revision === undefined || this.revision < revision)) {
+      const changes = await this.driver.readChanges(this.revision, revision === undefined ? CATCH_UP_STEP : Math.min(CATCH_UP_STEP, revision - this.revision));
+      if (changes.length === 0) return;
+      if (changes[0]!.revision !== this.revision + 1) {
+        // Pruned before this instance read them: everything is read again.
+        this.load(await shared.load());
+        return;
+      }
+      const current = new Map((await shared.readResources(changes)).map((resource) => [ResourceIndex.keyText(resource), freeze(resource)]));
+      this.apply(changes.map((change) => ({ change, resource: current.get(ResourceIndex.keyText(change)) })));
+    }
+  }
+
+  private load(state: PersistedState): void {
+    this.index.load(state.resources.map(freeze));
+    this.prunedThrough = Math.max(this.prunedThrough, state.prunedThrough);
+    this.revision = Math.max(state.revision, state.prunedThrough);
+  }
+}

@@ -138,7 +138,16 @@ export class ApiClient {
 export interface StreamEvent {
   event: string;
   id?: string;
-  data: any;
+  data: StreamEventData;
+}
+
+/** The `data:` of a `put` or `delete` (`resource` on a `put`), or of `synced` and `resync` (`revision` alone). */
+export interface StreamEventData {
+  revision: number;
+  type?: string;
+  mesh?: string;
+  name?: string;
+  resource?: Record<string, unknown>;
 }
 
 function parseJson(text: string): unknown {
@@ -158,5 +167,5 @@ function parseEvent(block: string): StreamEvent | undefined {
     fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
   }
   if (fields.event === undefined) return undefined;
-  return { event: fields.event, ...(fields.id !== undefined ? { id: fields.id } : {}), data: parseJson(fields.data ?? '') };
+  return { event: fields.event, ...(fields.id !== undefined ? { id: fields.id } : {}), data: parseJson(fields.data ?? '') as StreamEventData };
 }

@@ -173,25 +173,26 @@ async function watchChanges(kind: AnyKind, mesh: string, name: string | undefine
   if (kind.scope === 'mesh') query.set('mesh', mesh);
   if (name !== undefined) query.set('name', name);
   const rows = new TableStream(kindColumns(kind));
-  const lastSeen = new Map<string, unknown>();
-  let initial: unknown[] | undefined = [];
-  for await (const { event, data } of client().watch(`/events?${query}`)) {
+  const lastSeen = new Map<string, Record<string, unknown>>();
+  let initial: Array<Record<string, unknown>> | undefined = [];
+  for await (const { event, data } of client().watch(`/events?${query.toString()}`)) {
     if (output !== 'table') {
       if (event === 'put' || event === 'delete') print(output === 'json' ? `${JSON.stringify({ event, ...data })}\n` : `---\n${structured('yaml', { event, ...data })}`);
       continue;
     }
+    const { name: changed = '', resource } = data;
     if (event === 'resync') initial = [];
     else if (event === 'synced') {
       print(rows.start(initial ?? []));
       initial = undefined;
-    } else if (event === 'put') {
-      lastSeen.set(data.name, data.resource);
-      if (initial) initial.push(data.resource);
-      else print(rows.row(data.resource));
-    } else if (event === 'delete' && lastSeen.has(data.name)) {
-      const last = lastSeen.get(data.name);
-      lastSeen.delete(data.name);
-      print(rows.row(last, 'deleted'));
+    } else if (event === 'put' && resource) {
+      lastSeen.set(changed, resource);
+      if (initial) initial.push(resource);
+      else print(rows.row(resource));
+    } else if (event === 'delete') {
+      const last = lastSeen.get(changed);
+      lastSeen.delete(changed);
+      if (last) print(rows.row(last, 'deleted'));
     }
   }
 }

@@ -119,8 +119,10 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
   /** The whole request path in one function: log, limit, metrics, CORS, routing. */
   const answer = (req: Request, res: Response): void => {
     requestLogger?.(req, res);
-    if (!admit(res)) return;
     const match = table.match(req.path);
+    // A stream of changes stays open while it waits for changes: it holds no slot of the requests in flight.
+    const streamRoute = req.method === 'GET' ? match?.routes.get('GET') : undefined;
+    if (!(streamRoute && mediaTypeOf(streamRoute.doc) === 'text/event-stream') && !admit(res)) return;
     if (observeRequest) {
       const started = process.hrtime.bigint();
       // Unknown paths are one route, so scanners cannot grow the metrics without bound.

@@ -210,6 +210,13 @@ describe('GET /events', () => {
     expect(client.ofType('resync')).toHaveLength(1);
   }, 90_000);
 
+  it('holds no slot of the requests in flight while a stream is open', async () => {
+    await start({ limits: { maxConcurrentRequests: 1 } });
+    const streams = [await watch(''), await watch('')];
+    expect(streams.map((s) => s.status)).toEqual([200, 200]);
+    expect((await api.get('/meshes')).status).toBe(200);
+  });
+
   it('ends every stream when the API closes', async () => {
     const closing = await startApi();
     const client = await EventClient.open(`${closing.url}/events`);

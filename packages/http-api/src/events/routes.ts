@@ -68,14 +68,15 @@ function filterOf(query: EventQuery): StreamFilter {
  */
 function snapshotOf(ctx: ApiContext, query: EventQuery, filter: StreamFilter): (revision: number) => Promise<ChangeEvent[]> {
   return (revision) => {
-    const reads = query.kinds.map((kind): Promise<ChangeEvent[]> | ChangeEvent[] => {
+    const reads = query.kinds.map((kind): Promise<ChangeEvent[]> => {
       if (kind === meshInsightKind) {
         const names = ctx.insights.meshNames();
-        return names.map((name) => new ChangeEvent(revision, kind, '', name, ctx.insights.meshInsight(name)));
+        return Promise.resolve(names.map((name) => new ChangeEvent(revision, kind, '', name, ctx.insights.meshInsight(name))));
       }
       if (kind === serviceInsightKind) {
         const meshes = query.meshes ? [...query.meshes].sort() : [undefined];
-        return meshes.flatMap((mesh) => ctx.insights.listServices(mesh, '').map((service) => new ChangeEvent(revision, kind, service.mesh, service.name, ctx.insights.serviceInsight(service.mesh, service.name))));
+        const services = meshes.flatMap((mesh) => ctx.insights.listServices(mesh, ''));
+        return Promise.resolve(services.map((service) => new ChangeEvent(revision, kind, service.mesh, service.name, ctx.insights.serviceInsight(service.mesh, service.name))));
       }
       const meshes = kind.scope === 'mesh' && query.meshes ? [...query.meshes].sort() : [undefined];
       return Promise.all(meshes.map((mesh) => ctx.manager.reader.list({ type: kind.name, ...(mesh !== undefined ? { mesh } : {}), offset: 0, size: 0 }))).then((pages) =>

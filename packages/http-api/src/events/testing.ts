@@ -5,6 +5,7 @@ export interface ReceivedEvent {
   event: string;
   id?: string;
   /** The parsed `data:` line. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read the fields they expect of each event
   data: any;
 }
 
@@ -69,7 +70,7 @@ export class EventClient {
         fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
       }
       if (fields.event === undefined) continue;
-      this.events.push({ event: fields.event, ...(fields.id !== undefined ? { id: fields.id } : {}), data: fields.data === undefined ? undefined : JSON.parse(fields.data) });
+      this.events.push({ event: fields.event, ...(fields.id !== undefined ? { id: fields.id } : {}), data: fields.data === undefined ? undefined : (JSON.parse(fields.data) as unknown) });
     }
   }
 }

@@ -44,6 +44,8 @@ export class ChangeEvent {
 export interface ChangeGroup {
   revision: number;
   events: readonly ChangeEvent[];
+  /** What each filter of the streams sends of it, by the filter's key. */
+  encoded?: Map<string, Buffer>;
 }
 
 export function insightEvent(revision: number, altered: InsightChange): ChangeEvent {

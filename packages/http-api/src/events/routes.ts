@@ -56,6 +56,9 @@ function parseEventQuery(req: Request): EventQuery {
   };
 }
 
+const filterKeyOf = (query: EventQuery): string =>
+  JSON.stringify([query.kinds.map((kind) => kind.name).sort(), [...(query.meshes ?? [])].sort(), [...(query.names ?? [])].sort(), query.meshes === undefined, query.names === undefined]);
+
 function filterOf(query: EventQuery): StreamFilter {
   const kinds = new Set(query.kinds);
   const { meshes, names } = query;
@@ -90,7 +93,7 @@ function snapshotOf(ctx: ApiContext, query: EventQuery, filter: StreamFilter): (
 async function watch(ctx: ApiContext, hub: ChangeHub, req: Request, res: Response): Promise<void> {
   const query = parseEventQuery(req);
   const filter = filterOf(query);
-  const stream = new EventStream(res, filter, hub.maxBufferedBytes);
+  const stream = new EventStream(res, filter, filterKeyOf(query), hub.maxBufferedBytes);
   await hub.open(stream, query.start, snapshotOf(ctx, query, filter));
 }
 

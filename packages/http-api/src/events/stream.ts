@@ -29,7 +29,7 @@ function drained(res: ServerResponse): Promise<void> {
 export class EventStream {
   private closed = false;
   /** What waits behind the initial state, while it is written. */
-  private held: string[] | undefined;
+  private held: Array<string | Buffer> | undefined;
   private heldBytes = 0;
   /** The revision of the last group written, for the `resync` of an overflow. */
   private revision = 0;
@@ -38,6 +38,8 @@ export class EventStream {
   constructor(
     private readonly res: ServerResponse,
     private readonly filter: StreamFilter,
+    /** The same for streams whose filters match the same events. */
+    private readonly filterKey: string,
     private readonly maxBufferedBytes: number,
   ) {
     res.once('close', () => this.finish());
@@ -66,6 +68,12 @@ export class EventStream {
   deliver(group: ChangeGroup, current: number): void {
     if (this.closed) return;
     this.revision = current;
+    // Streams of one filter send the same bytes: encoded once per group.
+    const cached = group.encoded?.get(this.filterKey);
+    if (cached) {
+      this.send(cached);
+      return;
+    }
     let last = -1;
     for (let i = group.events.length - 1; i >= 0; i--) {
       if (this.filter(group.events[i]!)) {
@@ -80,7 +88,9 @@ export class EventStream {
       if (i === last) text += event.frame(true);
       else if (this.filter(event)) text += event.frame(false);
     }
-    this.send(text);
+    const bytes = Buffer.from(text);
+    (group.encoded ??= new Map()).set(this.filterKey, bytes);
+    this.send(bytes);
   }
 
   /** Tells the client to list again: the stream cannot give it every change after its revision. */
@@ -114,7 +124,8 @@ export class EventStream {
     const held = this.held ?? [];
     this.held = undefined;
     this.heldBytes = 0;
-    this.res.write(chunk + revisionEvent('synced', revision) + held.join(''));
+    this.res.write(chunk + revisionEvent('synced', revision));
+    for (const text of held) this.res.write(text);
   }
 
   comment(): void {
@@ -128,7 +139,7 @@ export class EventStream {
   }
 
   /** Writes, unless the client left more than it may unread: then `resync`, and the stream ends. */
-  private send(text: string): void {
+  private send(text: string | Buffer): void {
     if (this.held) {
       this.held.push(text);
       this.heldBytes += text.length;

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// Runs every check and test: package dependency direction, typecheck, then all vitest projects.
+// Runs every check and test: package dependency direction, lint, typecheck, then all vitest projects.
 // Writes test-results/vitest.json, from which the closing `tests: N passed, N failed` line comes.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkDependencyDirection } from './check-deps.mjs';
+import { lint } from './lint.mjs';
 import { pnpm } from './setup.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -16,6 +17,7 @@ if (problems.length > 0) {
   for (const problem of problems) console.error(`dependency direction: ${problem}`);
   process.exit(1);
 }
+lint();
 pnpm(['exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']);
 
 mkdirSync(dirname(report), { recursive: true });

@@ -10,7 +10,7 @@ import { registerCaHooks } from './hooks.js';
 
 const kind = getKind;
 
-async function setup({ caHooks = true } = {}) {
+function setup({ caHooks = true } = {}) {
   const store = new SqliteResourceStore({ path: ':memory:' });
   const manager = new ResourceManager({ store, mode: 'standalone' });
   if (caHooks) registerCaHooks(manager);
@@ -37,7 +37,7 @@ async function caPair() {
 
 describe('CA rules of meshes', () => {
   it('generates a builtin CA as two secrets of the mesh', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'secure', { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
     const cert = await store.get({ type: 'Secret', mesh: 'secure', name: 'secure.ca-builtin-cert-ca-1' });
     const key = await store.get({ type: 'Secret', mesh: 'secure', name: 'secure.ca-builtin-key-ca-1' });
@@ -46,7 +46,7 @@ describe('CA rules of meshes', () => {
   });
 
   it('refuses an mTLS backend type without a CA plugin', async () => {
-    const { manager } = await setup();
+    const { manager } = setup();
     await expect(put(manager, 'Mesh', '', 'm', { mtls: { backends: [{ name: 'x', type: 'vault' }] } })).rejects.toMatchObject({
       code: 'invalid',
       violations: [{ field: 'mtls.backends[0].type', message: 'could not find installed plugin for this type' }],
@@ -54,7 +54,7 @@ describe('CA rules of meshes', () => {
   });
 
   it('checks a provided CA: secrets must exist in the mesh, and form a CA key pair', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'm', {});
     const provided = { mtls: { enabledBackend: 'ca', backends: [{ name: 'ca', type: 'provided', conf: { cert: { secret: 'c' }, key: { secret: 'k' } } }] } };
     const current = async () => (await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!;
@@ -89,7 +89,7 @@ describe('CA rules of meshes', () => {
   });
 
   it('refuses to swap the CA of a mesh whose mTLS stays on', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'm', { mtls: { enabledBackend: 'a', backends: [{ name: 'a', type: 'builtin' }] } });
     const current = (await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!;
     await expect(update(manager, 'Mesh', current, { mtls: { backends: [{ name: 'b', type: 'builtin' }], enabledBackend: 'b' } })).rejects.toMatchObject({
@@ -98,7 +98,7 @@ describe('CA rules of meshes', () => {
   });
 
   it('are not run by a manager they were not registered with', async () => {
-    const { store, manager } = await setup({ caHooks: false });
+    const { store, manager } = setup({ caHooks: false });
     await put(manager, 'Mesh', '', 'm', { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
     expect(await store.count('Secret', 'm')).toBe(0);
     const current = (await store.get({ type: 'Mesh', mesh: '', name: 'm' }))!;
@@ -107,7 +107,7 @@ describe('CA rules of meshes', () => {
   });
 
   it('are run once registered: a CA plugin is required and a builtin CA generated', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await expect(put(manager, 'Mesh', '', 'm', { mtls: { backends: [{ name: 'v', type: 'vault' }] } })).rejects.toMatchObject({ code: 'invalid' });
     await put(manager, 'Mesh', '', 'm', { mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
     expect((await store.list({ type: 'Secret', mesh: 'm', offset: 0, size: 0 })).items.map((s) => s.name)).toEqual(['m.ca-builtin-cert-ca-1', 'm.ca-builtin-key-ca-1']);

@@ -8,7 +8,7 @@ import { ResourceManager } from './manager.js';
 const kind = getKind;
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
 
-async function setup(mode: 'standalone' | 'global' | 'zone' = 'standalone', zoneName?: string) {
+function setup(mode: 'standalone' | 'global' | 'zone' = 'standalone', zoneName?: string) {
   const store = new SqliteResourceStore({ path: ':memory:' });
   const manager = new ResourceManager({ store, mode, ...(zoneName ? { zoneName } : {}) });
   return { store, manager };
@@ -24,7 +24,7 @@ const names = async (store: SqliteResourceStore, type: string, mesh: string) =>
 
 describe('ResourceManager', () => {
   it('skips the initial policies a mesh names, or all of them with *', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'some', { skipCreatingInitialPolicies: ['TrafficRoute', 'Retry'] });
     await put(manager, 'Mesh', '', 'none', { skipCreatingInitialPolicies: ['*'] });
     expect(await names(store, 'TrafficRoute', 'some')).toEqual([]);
@@ -34,7 +34,7 @@ describe('ResourceManager', () => {
   });
 
   it('refuses a resource in a mesh that does not exist, for every mesh-scoped kind', async () => {
-    const { manager } = await setup();
+    const { manager } = setup();
     const valid: Record<string, Record<string, unknown>> = {
       TrafficRoute: { sources: ALL, destinations: ALL, conf: { destination: { 'mesh.io/service': '*' } } },
       Secret: { data: 'YQ==' },
@@ -52,7 +52,7 @@ describe('ResourceManager', () => {
   });
 
   it('deletes a mesh with everything it owns, but not while dataplanes are in it', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'm', {});
     await put(manager, 'ExternalService', 'm', 'es', { networking: { address: 'a.b:80' }, tags: { 'mesh.io/service': 'es' } });
     await put(manager, 'Secret', 'm', 's', { data: 'YQ==' });
@@ -67,7 +67,7 @@ describe('ResourceManager', () => {
   });
 
   it("refuses a dataplane the mesh's constraints exclude", async () => {
-    const { manager } = await setup();
+    const { manager } = setup();
     await put(manager, 'Mesh', '', 'm', { constraints: { dataplaneProxy: { requirements: [{ tags: { team: 'a' } }] } } });
     await expect(
       put(manager, 'Dataplane', 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web', team: 'b' } }] } }),
@@ -75,7 +75,7 @@ describe('ResourceManager', () => {
   });
 
   it('tags the inbounds of a dataplane created on a zone with the zone', async () => {
-    const { store, manager } = await setup('zone', 'east');
+    const { store, manager } = setup('zone', 'east');
     await store.create({ type: 'Mesh', mesh: '', name: 'm', spec: '{}' });
     await put(manager, 'Dataplane', 'm', 'dp', {
       networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' }, serviceProbe: {} }] },
@@ -85,7 +85,7 @@ describe('ResourceManager', () => {
   });
 
   it('leaves a resource as it is when asked to skip a write that stores what it holds, defaults included', async () => {
-    const { store, manager } = await setup('zone', 'east');
+    const { store, manager } = setup('zone', 'east');
     await store.create({ type: 'Mesh', mesh: '', name: 'm', spec: '{}' });
     const body = { type: 'Dataplane', mesh: 'm', name: 'dp', networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } };
     const written = await manager.apply(kind('Dataplane'), { mesh: 'm', name: 'dp' }, body);
@@ -106,7 +106,7 @@ describe('ResourceManager', () => {
   });
 
   it('keeps rate limits on external services to service-only destinations, both ways', async () => {
-    const { manager } = await setup();
+    const { manager } = setup();
     await put(manager, 'Mesh', '', 'm', {});
     await put(manager, 'ExternalService', 'm', 'es', { networking: { address: 'a.b:80' }, tags: { 'mesh.io/service': 'ext' } });
     const mixed = { sources: ALL, destinations: [{ match: { 'mesh.io/service': 'ext', version: 'v1' } }], conf: {} };
@@ -124,7 +124,7 @@ describe('ResourceManager', () => {
   });
 
   it('deletes the insight of a deleted dataplane', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'm', {});
     await put(manager, 'Dataplane', 'm', 'dp', { networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'web' } }] } });
     await store.create({ type: 'DataplaneInsight', mesh: 'm', name: 'dp', spec: '{}' });
@@ -133,7 +133,7 @@ describe('ResourceManager', () => {
   });
 
   it('creates the default mesh once', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await manager.ensureDefaultMesh();
     await manager.ensureDefaultMesh();
     expect(await store.count('Mesh')).toBe(1);
@@ -145,7 +145,7 @@ describe('hooks registered by other packages', () => {
   const textOf = (stored: StoredResource | undefined) => Buffer.from(JSON.parse(stored!.spec).data, 'base64').toString();
 
   it('writes a kind nobody registered hooks for as sent, nothing along', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'm', {});
     const before = await store.count('Secret', 'm');
     await put(manager, 'Secret', 'm', 's', { data: data('plain') });
@@ -156,20 +156,21 @@ describe('hooks registered by other packages', () => {
   });
 
   it('runs the hooks registered for a kind in the order registered, writing what each owns with the resource', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'm', {});
     const calls: string[] = [];
     const hooks = (name: string): KindHooks => ({
-      async beforeCreate(_ctx, _key, spec) {
+      beforeCreate(_ctx, _key, spec) {
         calls.push(`${name} create`);
-        return { ...spec, data: data(`${Buffer.from(spec.data as string, 'base64').toString()}+${name}`) };
+        return Promise.resolve({ ...spec, data: data(`${Buffer.from(spec.data as string, 'base64').toString()}+${name}`) });
       },
-      async owned(_ctx, key) {
-        return [{ type: 'Secret', mesh: key.mesh, name: `${key.name}-${name}`, spec: JSON.stringify({ data: data(name) }) }];
+      owned(_ctx, key) {
+        return Promise.resolve([{ type: 'Secret', mesh: key.mesh, name: `${key.name}-${name}`, spec: JSON.stringify({ data: data(name) }) }]);
       },
-      async beforeDelete(_ctx, current) {
+      beforeDelete(_ctx, current) {
         calls.push(`${name} delete`);
-        if (name === 'second' && current.name === 'guarded') throw invalidResource([{ field: 'name', message: 'guarded by the second' }]);
+        if (name === 'second' && current.name === 'guarded') return Promise.reject(invalidResource([{ field: 'name', message: 'guarded by the second' }]));
+        return Promise.resolve();
       },
     });
     manager.registerHooks(getKind('Secret'), hooks('first'));
@@ -192,8 +193,8 @@ describe('hooks registered by other packages', () => {
   });
 
   it('adds registered hooks after the write path own rules of a kind, and lets only one replace its delete', async () => {
-    const { store, manager } = await setup();
-    manager.registerHooks(getKind('Mesh'), { owned: async (_ctx, key) => [{ type: 'Secret', mesh: key.name, name: 'along', spec: '{}' }] });
+    const { store, manager } = setup();
+    manager.registerHooks(getKind('Mesh'), { owned: (_ctx, key) => Promise.resolve([{ type: 'Secret', mesh: key.name, name: 'along', spec: '{}' }]) });
     await put(manager, 'Mesh', '', 'm', {});
     expect(await names(store, 'TrafficRoute', 'm')).toEqual(['route-all-m']);
     expect(await names(store, 'Secret', 'm')).toEqual(['along']);

@@ -11,7 +11,7 @@ const kind = getKind;
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
 
 /** A control plane's write path with what the CA and the tokens register, as it is composed. */
-async function setup(mode: 'standalone' | 'global' | 'zone' = 'standalone', { signingKeyHooks = true } = {}) {
+function setup(mode: 'standalone' | 'global' | 'zone' = 'standalone', { signingKeyHooks = true } = {}) {
   const store = new SqliteResourceStore({ path: ':memory:' });
   const manager = new ResourceManager({ store, mode, ...(mode === 'zone' ? { zoneName: 'east' } : {}) });
   registerCaHooks(manager);
@@ -29,7 +29,7 @@ const names = async (store: SqliteResourceStore, type: string, mesh: string) =>
 
 describe('signing keys of meshes', () => {
   it('creates a mesh with the default policies and the token signing key', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'm1', {});
     expect(await names(store, 'TrafficPermission', 'm1')).toEqual(['allow-all-m1']);
     expect(await names(store, 'TrafficRoute', 'm1')).toEqual(['route-all-m1']);
@@ -46,7 +46,7 @@ describe('signing keys of meshes', () => {
   });
 
   it('writes a mesh and everything it owns in one store write, so a crash never leaves a mesh without its defaults', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     const writes: Array<{ method: string; owned: string[] }> = [];
     for (const method of ['create', 'update', 'createMissing', 'writeBatch', 'delete', 'deleteMesh'] as const) {
       const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
@@ -66,19 +66,19 @@ describe('signing keys of meshes', () => {
   });
 
   it('names the key of a new mesh as the token service reads it, once, and not on a zone', async () => {
-    const { store, manager } = await setup();
+    const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'm1', {});
     expect(await names(store, 'Secret', 'm1')).toEqual([keyName(keyPlace('dataplane', 'm1'), 1)]);
     const key = await store.get({ type: 'Secret', mesh: 'm1', name: keyName(keyPlace('dataplane', 'm1'), 1) });
     await update(manager, 'Mesh', (await store.get({ type: 'Mesh', mesh: '', name: 'm1' }))!, { logging: {} });
     expect((await store.get({ type: 'Secret', mesh: 'm1', name: keyName(keyPlace('dataplane', 'm1'), 1) }))!.version).toBe(key!.version);
-    const zone = await setup('zone');
+    const zone = setup('zone');
     await put(zone.manager, 'Mesh', '', 'm1', {});
     expect(await zone.store.count('Secret', 'm1')).toBe(0);
   });
 
   it('leaves a mesh without a key on a write path it was not registered with', async () => {
-    const { store, manager } = await setup('standalone', { signingKeyHooks: false });
+    const { store, manager } = setup('standalone', { signingKeyHooks: false });
     await put(manager, 'Mesh', '', 'm1', {});
     expect(await store.count('Secret', 'm1')).toBe(0);
     expect(await names(store, 'TrafficRoute', 'm1')).toEqual(['route-all-m1']);

@@ -6,7 +6,7 @@ import type { MeshConstraints } from './mesh.js';
 const decode = (body: unknown): DataplaneSpec => {
   const decoded = decodeSpec(dataplaneKind, body);
   if (!decoded.ok) throw new Error(decoded.message);
-  return decoded.spec as DataplaneSpec;
+  return decoded.spec;
 };
 const validate = (body: unknown) => dataplaneKind.validate(decode(body));
 
@@ -339,7 +339,7 @@ describe('checkDataplaneConstraints', () => {
   it('lets any dataplane in without constraints', () => {
     const dataplane = inbounds({ 'mesh.io/service': 'backend' });
     expect(checkDataplaneConstraints('default', dataplane, undefined)).toEqual([]);
-    expect(checkDataplaneConstraints('default', dataplane, {} as MeshConstraints)).toEqual([]);
+    expect(checkDataplaneConstraints('default', dataplane, {})).toEqual([]);
     expect(checkDataplaneConstraints('default', dataplane, constraints({}))).toEqual([]);
   });
 

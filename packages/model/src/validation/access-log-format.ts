@@ -2,6 +2,7 @@
 // with `%COMMAND(args):limit%` operators. Only well-formedness is checked; any upper-case
 // command name is accepted, as in the reference.
 const COMMAND = /^%([A-Z_0-9]+)(?:\(([^)]*)\))?(?::([0-9]+))?%/;
+// eslint-disable-next-line no-control-regex -- a NUL byte in a header name is refused as a newline is
 const NEWLINE = /[\x00\r\n]/;
 const START_TIME_NEWLINE = /%[-_0^#]*[1-9]*n/;
 

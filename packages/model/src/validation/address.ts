@@ -118,6 +118,7 @@ export function validateProxyAddress(v: Violations, parent: string, address: str
 }
 
 const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
+// eslint-disable-next-line no-control-regex -- control characters are what this finds
 const CONTROL = /[\x00-\x1f\x7f]/;
 const BAD_ESCAPE = /%(?![0-9a-fA-F]{2})/;
 const HOST_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:[\]<>"%\u0080-\uffff]*$/;
@@ -190,15 +191,13 @@ const URL_PORT_AND_PATH = /^(:\d{1,5})?([/?#]\S*)?$/;
 
 /** A host (a name, an IPv4 address or a bracketed IPv6 one), then an optional port and path. */
 function isUrlHostPortPath(text: string): boolean {
-  let host: string;
   let after: string;
   if (text.startsWith('[')) {
     const end = text.indexOf(']');
     if (end < 0 || !text.slice(1, end).includes(':') || !isIp(text.slice(1, end))) return false;
-    host = '';
     after = text.slice(end + 1);
   } else {
-    host = /^[^:/?#]*/.exec(text)![0];
+    let host = /^[^:/?#]*/.exec(text)![0];
     after = text.slice(host.length);
     if (host.endsWith('.')) host = host.slice(0, -1);
     if (!URL_IPV4.test(host) && (!URL_HOST_NAME.test(host) || host.includes('..'))) return false;

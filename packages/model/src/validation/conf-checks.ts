@@ -103,6 +103,7 @@ export function bandwidth(v: Violations, path: string, value: string): void {
 }
 
 const WINDOWS_PATH = /^[a-zA-Z]:\\(?:[^\\/:*?"<>|\r\n]+\\)*[^\\/:*?"<>|\r\n]*$/;
+// eslint-disable-next-line no-control-regex -- a NUL byte cannot be part of a path
 const UNIX_PATH = /^(\/[^/\x00]*)+\/?$/;
 
 /** A file path as the reference's path check reads one: absolute, Unix or Windows style. */

@@ -89,7 +89,7 @@ export const SELECTOR_PROFILES = {
 } as const satisfies Record<string, SelectorRules>;
 
 /** A `{match}` selector as written in requests. */
-export const selectorsOf = (value: unknown): Array<{ match?: TagMap }> => (Array.isArray(value) ? value : []);
+export const selectorsOf = (value: unknown): Array<{ match?: TagMap }> => (Array.isArray(value) ? (value as Array<{ match?: TagMap }>) : []);
 
 /** Makes a map-level check that requires the protocol tag to be one of the given values. */
 export function requireProtocol(...protocols: string[]) {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { pnpm } from './setup.mjs';
 
 export function lint() {
-  pnpm(['exec', 'eslint', '--cache', '--cache-location', 'node_modules/.cache/eslint/', '--cache-strategy', 'content', 'packages/*/src', 'apps/*/src']);
+  pnpm(['exec', 'eslint', '--cache', '--cache-location', 'node_modules/.cache/eslint/', '--cache-strategy', 'content', 'packages/*/src/**/*.ts', 'apps/*/src/**/*.ts']);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) lint();

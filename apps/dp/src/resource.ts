@@ -40,7 +40,7 @@ export function readResource(text: string, proxyType: string): ProxyResource {
   try {
     body = parseYaml(text);
   } catch (error) {
-    throw new Error(`the dataplane template is neither YAML nor JSON: ${(error as Error).message}`);
+    throw new Error(`the dataplane template is neither YAML nor JSON: ${(error as Error).message}`, { cause: error });
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('the dataplane template must describe one resource (an object)');
   const record = body as Record<string, unknown>;

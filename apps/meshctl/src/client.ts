@@ -3,11 +3,20 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { type ControlPlaneEntry, UserError } from './config.js';
+import type { ApiResource } from './output.js';
 
 export interface ApiReply {
   status: number;
   text: string;
-  json: any;
+  /** The parsed body; undefined when it is empty or not JSON. */
+  json: unknown;
+}
+
+/** A list as the API pages it. */
+export interface ListPage<Item> {
+  items: Item[];
+  total: number;
+  next?: string | null;
 }
 
 interface ErrorBody {
@@ -76,18 +85,18 @@ export class ApiClient {
   }
 
   /** Every item of a list, following `next` (one page when `page` is given). */
-  async list(path: string, page?: { size?: number; offset?: number }): Promise<{ items: any[]; total: number; next?: string | null }> {
+  async list<Item>(path: string, page?: { size?: number; offset?: number }): Promise<ListPage<Item>> {
     const query = new URLSearchParams();
     if (page?.size !== undefined) query.set('size', String(page.size));
     if (page?.offset !== undefined) query.set('offset', String(page.offset));
     const separator = path.includes('?') ? '&' : '?';
-    const first = (await this.ok('GET', query.size > 0 ? `${path}${separator}${query}` : path)).json;
+    const first = (await this.ok('GET', query.size > 0 ? `${path}${separator}${query.toString()}` : path)).json as ListPage<Item>;
     if (page) return first;
     const items = [...first.items];
     let next: string | null | undefined = first.next;
     while (next) {
       const url = new URL(next, this.baseUrl);
-      const more = (await this.ok('GET', `${url.pathname}${url.search}`)).json;
+      const more = (await this.ok('GET', `${url.pathname}${url.search}`)).json as ListPage<Item>;
       items.push(...more.items);
       next = more.next;
     }
@@ -147,7 +156,7 @@ export interface StreamEventData {
   type?: string;
   mesh?: string;
   name?: string;
-  resource?: Record<string, unknown>;
+  resource?: ApiResource;
 }
 
 function parseJson(text: string): unknown {

@@ -2,12 +2,12 @@
 // paths come from the kind registry, as the control plane's routes do.
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { KINDS, tagPairs, type AnyKind } from '@mesh/model';
+import { KINDS, tagPairs, type AnyKind, type TagMap } from '@mesh/model';
 import { Argument, Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { ApiClient, describeApiError } from './client.js';
 import { configPath, currentControlPlane, readClientConfig, UserError, writeClientConfig, type ClientConfig } from './config.js';
-import { ago, kindColumns, structured, table, TableStream, type Column, type Format } from './output.js';
+import { ago, kindColumns, structured, table, TableStream, type ApiResource, type Format } from './output.js';
 
 const VERSION = '0.1.0';
 
@@ -146,7 +146,7 @@ for (const kind of NAMED_KINDS) {
     .action(async (options: { size?: string; offset?: string; watch?: boolean }) => {
       const { mesh, output } = globals();
       if (options.watch) return watchChanges(kind, mesh, undefined, output);
-      const listed = await client().list(collectionPath(kind, mesh), page(options));
+      const listed = await client().list<ApiResource>(collectionPath(kind, mesh), page(options));
       print(output === 'table' ? table(kindColumns(kind), listed.items) : structured(output, { items: listed.items, total: listed.total, next: listed.next ?? null }));
     });
   get
@@ -159,7 +159,7 @@ for (const kind of NAMED_KINDS) {
       const reply = await client().call('GET', entityPath(kind, mesh, name));
       if (reply.status === 404) throw new UserError(`Error: No resources found in ${mesh} mesh`);
       if (reply.status >= 400) throw new UserError(describeApiError(reply));
-      print(output === 'table' ? table(kindColumns(kind), [reply.json]) : structured(output, reply.json));
+      print(output === 'table' ? table(kindColumns(kind), [reply.json as ApiResource]) : structured(output, reply.json));
     });
 }
 
@@ -173,8 +173,8 @@ async function watchChanges(kind: AnyKind, mesh: string, name: string | undefine
   if (kind.scope === 'mesh') query.set('mesh', mesh);
   if (name !== undefined) query.set('name', name);
   const rows = new TableStream(kindColumns(kind));
-  const lastSeen = new Map<string, Record<string, unknown>>();
-  let initial: Array<Record<string, unknown>> | undefined = [];
+  const lastSeen = new Map<string, ApiResource>();
+  let initial: ApiResource[] | undefined = [];
   for await (const { event, data } of client().watch(`/events?${query.toString()}`)) {
     if (output !== 'table') {
       if (event === 'put' || event === 'delete') print(output === 'json' ? `${JSON.stringify({ event, ...data })}\n` : `---\n${structured('yaml', { event, ...data })}`);
@@ -230,8 +230,9 @@ program
     let refused = 0;
     for (const [index, document] of documents.entries()) {
       if (document.errors.length > 0) throw new UserError(`Error: document ${index + 1} is not valid YAML: ${document.errors[0]!.message}`);
-      const resource = document.toJS() as Record<string, any>;
-      const kind = KINDS.find((k) => k.acceptedTypes.includes(resource.type) && !k.computed);
+      const resource = document.toJS() as Record<string, unknown>;
+      const { type } = resource;
+      const kind = typeof type === 'string' ? KINDS.find((k) => k.acceptedTypes.includes(type) && !k.computed) : undefined;
       if (!kind || typeof resource.name !== 'string') {
         print(`document ${index + 1}: refused: it needs a known "type" and a "name"\n`);
         refused++;
@@ -241,7 +242,8 @@ program
         print(structured('yaml', resource) + '---\n');
         continue;
       }
-      const reply = await client().call('PUT', entityPath(kind, resource.mesh ?? 'default', resource.name), resource);
+      const mesh = typeof resource.mesh === 'string' ? resource.mesh : 'default';
+      const reply = await client().call('PUT', entityPath(kind, mesh, resource.name), resource);
       if (reply.status >= 400) {
         refused++;
         print(`${kind.name} "${resource.name}" refused:\n${describeApiError(reply)}\n`);
@@ -254,12 +256,55 @@ program
 
 // --- inspect ------------------------------------------------------------------------------------
 
+// The fields of the insight and overview lists the tables show.
+interface Subscription {
+  connectTime?: string;
+  disconnectTime?: string;
+  status?: { lastUpdateTime?: string };
+  version?: { meshDp?: { version?: string }; envoy?: { version?: string } };
+}
+interface Insight {
+  subscriptions?: Subscription[];
+  mTLS?: { certificateExpirationTime?: string };
+}
+interface DataplaneOverview {
+  mesh: string;
+  name: string;
+  dataplane?: { networking?: { inbound?: Array<{ tags?: TagMap }> } };
+  dataplaneInsight?: Insight;
+}
+interface ProxyCounts {
+  online?: number;
+  total?: number;
+}
+interface MeshInsight {
+  name: string;
+  dataplanes?: ProxyCounts;
+  policies?: Record<string, { total: number }>;
+  services?: { total?: number };
+}
+interface ServiceInsight {
+  mesh: string;
+  name: string;
+  status?: string;
+  dataplanes?: ProxyCounts;
+}
+interface ZoneOverview {
+  name: string;
+  zoneInsight?: Insight;
+  zoneIngressInsight?: Insight;
+  zoneEgressInsight?: Insight;
+}
+interface PolicyDataplanes {
+  items: Array<{ dataplane?: { name?: string } }>;
+}
+
 const inspect = program.command('inspect').description('show runtime state: insights and what proxies are given');
-const statusOf = (insight: any) => {
-  const subscriptions: any[] = insight?.subscriptions ?? [];
+const statusOf = (insight: Insight | undefined) => {
+  const subscriptions = insight?.subscriptions ?? [];
   return subscriptions.some((s) => s.connectTime && !s.disconnectTime) ? 'Online' : 'Offline';
 };
-const lastSubscription = (insight: any) => (insight?.subscriptions ?? []).at(-1);
+const lastSubscription = (insight: Insight | undefined) => (insight?.subscriptions ?? []).at(-1);
 inspect
   .command('dataplanes')
   .description('proxies with their status, versions and certificates')
@@ -270,14 +315,14 @@ inspect
     const query = new URLSearchParams();
     for (const tag of options.tag ?? []) query.append('tag', tag.replace('=', ':'));
     if (options.gateway) query.set('gateway', 'true');
-    const listed = await client().list(`/meshes/${encodeURIComponent(mesh)}/dataplanes+insights${query.size > 0 ? `?${query}` : ''}`);
+    const listed = await client().list<DataplaneOverview>(`/meshes/${encodeURIComponent(mesh)}/dataplanes+insights${query.size > 0 ? `?${query.toString()}` : ''}`);
     if (output !== 'table') return print(structured(output, listed));
     print(
       table(
         [
           { header: 'MESH', value: (o) => o.mesh },
           { header: 'NAME', value: (o) => o.name },
-          { header: 'TAGS', value: (o) => tagPairs((o.dataplane?.networking?.inbound ?? []).map((i: any) => i.tags)) },
+          { header: 'TAGS', value: (o) => tagPairs((o.dataplane?.networking?.inbound ?? []).map((inbound) => inbound.tags)) },
           { header: 'STATUS', value: (o) => statusOf(o.dataplaneInsight) },
           { header: 'LAST CONNECTED AGO', value: (o) => ago(lastSubscription(o.dataplaneInsight)?.connectTime) },
           { header: 'CERT EXPIRATION', value: (o) => o.dataplaneInsight?.mTLS?.certificateExpirationTime ?? 'never' },
@@ -293,14 +338,14 @@ inspect
   .description('meshes with their proxies and policies')
   .action(async () => {
     const { output } = globals();
-    const listed = await client().list('/mesh-insights');
+    const listed = await client().list<MeshInsight>('/mesh-insights');
     if (output !== 'table') return print(structured(output, listed));
     print(
       table(
         [
           { header: 'NAME', value: (m) => m.name },
           { header: 'DATAPLANES', value: (m) => `${m.dataplanes?.online ?? 0}/${m.dataplanes?.total ?? 0}` },
-          { header: 'POLICIES', value: (m) => String(Object.values<{ total: number }>(m.policies ?? {}).reduce((sum, p) => sum + p.total, 0)) },
+          { header: 'POLICIES', value: (m) => String(Object.values(m.policies ?? {}).reduce((sum, p) => sum + p.total, 0)) },
           { header: 'SERVICES', value: (m) => String(m.services?.total ?? 0) },
         ],
         listed.items,
@@ -312,7 +357,7 @@ inspect
   .description('services of a mesh with their proxies')
   .action(async () => {
     const { mesh, output } = globals();
-    const listed = await client().list(`/meshes/${encodeURIComponent(mesh)}/service-insights`);
+    const listed = await client().list<ServiceInsight>(`/meshes/${encodeURIComponent(mesh)}/service-insights`);
     if (output !== 'table') return print(structured(output, listed));
     print(
       table(
@@ -327,7 +372,7 @@ inspect
     );
   });
 /** Zones and zone proxies with the status of their connections, from their overview lists. */
-const zoneOverviews: Array<[string, string, string, string]> = [
+const zoneOverviews: Array<[string, string, string, Exclude<keyof ZoneOverview, 'name'>]> = [
   ['zones', 'zone control planes and their connection to the global', '/zones+insights', 'zoneInsight'],
   ['zone-ingresses', 'zone ingress proxies', '/zoneingresses+insights', 'zoneIngressInsight'],
   ['zone-egresses', 'zone egress proxies', '/zoneegressoverviews', 'zoneEgressInsight'],
@@ -338,10 +383,10 @@ for (const [command, description, path, insightField] of zoneOverviews) {
     .description(description)
     .action(async () => {
       const { output } = globals();
-      const listed = await client().list(path);
+      const listed = await client().list<ZoneOverview>(path);
       if (output !== 'table') return print(structured(output, listed));
       print(
-        table<any>(
+        table(
           [
             { header: 'NAME', value: (o) => o.name },
             { header: 'STATUS', value: (o) => statusOf(o[insightField]) },
@@ -371,19 +416,19 @@ for (const kind of NAMED_KINDS.filter((k) => k.inspectable)) {
       const { mesh, output } = globals();
       const reply = await client().ok('GET', `${entityPath(kind, mesh, name)}/dataplanes`);
       if (output !== 'table') return print(structured(output, reply.json));
-      print(table<any>([{ header: 'DATAPLANE', value: (item) => item.dataplane?.name ?? '' }], reply.json.items));
+      print(table([{ header: 'DATAPLANE', value: (item) => item.dataplane?.name ?? '' }], (reply.json as PolicyDataplanes).items));
     });
 }
 
 // --- generate -----------------------------------------------------------------------------------
 
 const generateCommand = program.command('generate').description('generate tokens, keys and certificates');
-const tokenCommand = (path: string, body: (options: any) => Record<string, unknown>) => (command: Command) =>
-  command.action(async (options: Record<string, unknown>) => {
+const tokenCommand = <Options>(path: string, body: (options: Options) => Record<string, unknown>) => (command: Command) =>
+  command.action(async (options: Options) => {
     const reply = await client().ok('POST', path, body(options));
     print(`${reply.text}\n`);
   });
-tokenCommand('/tokens/dataplane', (o) => ({ name: o.name, mesh: globals().mesh, tags: tagMap(o.tag), type: o.proxyType, validFor: o.validFor }))(
+tokenCommand('/tokens/dataplane', (o: { name?: string; tag?: string[]; proxyType?: string; validFor?: string }) => ({ name: o.name, mesh: globals().mesh, tags: tagMap(o.tag), type: o.proxyType, validFor: o.validFor }))(
   generateCommand
     .command('dataplane-token')
     .description('a token a proxy presents to the control plane')
@@ -392,10 +437,10 @@ tokenCommand('/tokens/dataplane', (o) => ({ name: o.name, mesh: globals().mesh, 
     .option('--proxy-type <type>', 'dataplane, ingress or egress')
     .option('--valid-for <duration>', 'how long the token is valid, e.g. 720h'),
 );
-tokenCommand('/tokens/zone-ingress', (o) => ({ zone: o.zone, validFor: o.validFor }))(
+tokenCommand('/tokens/zone-ingress', (o: { zone: string; validFor?: string }) => ({ zone: o.zone, validFor: o.validFor }))(
   generateCommand.command('zone-ingress-token').description('a token for a zone ingress').requiredOption('--zone <zone>', 'zone of the ingress').option('--valid-for <duration>', 'validity'),
 );
-tokenCommand('/tokens/zone', (o) => ({ zone: o.zone, scope: o.scope ?? [], validFor: o.validFor }))(
+tokenCommand('/tokens/zone', (o: { zone?: string; scope?: string[]; validFor?: string }) => ({ zone: o.zone, scope: o.scope ?? [], validFor: o.validFor }))(
   generateCommand
     .command('zone-token')
     .description('a token for the zone proxies of a zone, or for its control plane (scope cp)')
@@ -403,7 +448,7 @@ tokenCommand('/tokens/zone', (o) => ({ zone: o.zone, scope: o.scope ?? [], valid
     .option('--scope <scope...>', 'ingress, egress, or cp (a zone control plane to its global)')
     .option('--valid-for <duration>', 'validity'),
 );
-tokenCommand('/tokens/user', (o) => ({ name: o.name, groups: o.group ?? [], validFor: o.validFor }))(
+tokenCommand('/tokens/user', (o: { name: string; group?: string[]; validFor: string }) => ({ name: o.name, groups: o.group ?? [], validFor: o.validFor }))(
   generateCommand
     .command('user-token')
     .description('a token for a user of the API')
@@ -455,7 +500,8 @@ program
   .action(async () => {
     print(`Client: ${VERSION}\n`);
     const reply = await client().call('GET', '/');
-    print(reply.status < 400 ? `Control Plane: ${reply.json.version} (${reply.json.product ?? 'mesh'})\n` : 'Control Plane: unknown\n');
+    const about = reply.json as { version: string; product?: string };
+    print(reply.status < 400 ? `Control Plane: ${about.version} (${about.product ?? 'mesh'})\n` : 'Control Plane: unknown\n');
   });
 
 /** Every command path, for shell completion. */

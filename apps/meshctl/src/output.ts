@@ -57,9 +57,18 @@ export function ago(time: string | undefined, now = Date.now()): string {
   return `${Math.floor(seconds / 86_400)}d`;
 }
 
+/** A resource as the API returns it: its meta, and its spec under `spec` or beside the meta, depending on the kind. */
+export interface ApiResource {
+  mesh?: string;
+  name: string;
+  creationTime?: string;
+  spec?: unknown;
+  [field: string]: unknown;
+}
+
 /** The table `get` prints of a kind: mesh, name, the kind's own columns (`cliColumns`, from the resource's spec), age. */
-export function kindColumns(kind: AnyKind): Column<any>[] {
-  const mesh: Column<any>[] = kind.scope === 'mesh' ? [{ header: 'MESH', value: (resource) => resource.mesh }] : [];
-  const own = (kind.cliColumns ?? []).map((column): Column<any> => ({ header: column.header, value: (resource) => column.value(kind.specField ? resource.spec : resource) }));
+export function kindColumns(kind: AnyKind): Column<ApiResource>[] {
+  const mesh: Column<ApiResource>[] = kind.scope === 'mesh' ? [{ header: 'MESH', value: (resource) => resource.mesh ?? '' }] : [];
+  const own = (kind.cliColumns ?? []).map((column): Column<ApiResource> => ({ header: column.header, value: (resource) => column.value(kind.specField ? resource.spec : resource) }));
   return [...mesh, { header: 'NAME', value: (resource) => resource.name }, ...own, { header: 'AGE', value: (resource) => ago(resource.creationTime) }];
 }

@@ -54,7 +54,7 @@ beforeAll(async () => {
   expect(tokenRes.status, token).toBe(200);
   proxies.push(
     await startDataplane({
-      envoy: envoy!,
+      envoy,
       cpAddress: `https://127.0.0.1:${cp.env.MESH_DP_SERVER_PORT}`,
       caCertFile: join(cp.workDir, 'mesh-cp.crt'),
       token,
@@ -66,7 +66,7 @@ beforeAll(async () => {
   const web = await startApp('web');
   apps.push(web.server);
   outboundPort = await freePort();
-  proxies.push(await startMeshDataplane(cp, envoy!, clientDataplane('web', { ext: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) }));
+  proxies.push(await startMeshDataplane(cp, envoy, clientDataplane('web', { ext: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) }));
 }, 180_000);
 
 afterAll(async () => {

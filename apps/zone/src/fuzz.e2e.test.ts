@@ -312,6 +312,9 @@ function comparable(item: Record<string, Json>): string {
   return JSON.stringify(rest);
 }
 
+/** The key of a stored resource: `list|mesh|name`, the mesh empty for a kind outside meshes. */
+const storedKey = (listPath: string, resource: Record<string, Json>): string => `${listPath}|${typeof resource.mesh === 'string' ? resource.mesh : ''}|${String(resource.name)}`;
+
 /** Every stored resource of the listed kinds, by `list|mesh|name`, as its list shows it. */
 async function snapshot(listPaths: readonly string[]): Promise<Map<string, string>> {
   const stored = new Map<string, string>();
@@ -319,7 +322,7 @@ async function snapshot(listPaths: readonly string[]): Promise<Map<string, strin
     let next: string | null = `${cp.url}${listPath}?size=1000`;
     while (next) {
       const page = (await (await fetch(next)).json()) as { items: Array<Record<string, Json>>; next: string | null };
-      for (const item of page.items) stored.set(`${listPath}|${String(item.mesh ?? '')}|${String(item.name)}`, comparable(item));
+      for (const item of page.items) stored.set(storedKey(listPath, item), comparable(item));
       next = page.next;
     }
   }
@@ -375,7 +378,7 @@ describe('fuzz of the write and token endpoints', () => {
       try {
         reply = await sendRaw(cp.url, { method: endpoint.method, path, ...(body ? { body } : {}), headers: contentType !== undefined ? { 'content-type': contentType } : {} });
       } catch (error) {
-        throw new Error(`${what}\n  got no answer: ${(error as Error).message}\n${cp.output().slice(-2000)}`);
+        throw new Error(`${what}\n  got no answer: ${(error as Error).message}\n${cp.output().slice(-2000)}`, { cause: error });
       }
       tally.byStatus.set(reply.status, (tally.byStatus.get(reply.status) ?? 0) + 1);
       if (reply.status >= 200 && reply.status < 300) {
@@ -412,7 +415,7 @@ describe('fuzz of the write and token endpoints', () => {
       if (read.status !== 200) throw new Error(`${what}\n  accepted, then GET answered ${read.status}: ${read.text.slice(0, 300)}`);
       const stored = JSON.parse(read.text) as Record<string, Json>;
       if (name.text !== undefined && stored.name !== name.text) throw new Error(`${what}\n  stored under name ${String(stored.name)}`);
-      model.set(`${endpoint.listPath}|${String(stored.mesh ?? '')}|${String(stored.name)}`, comparable(stored));
+      model.set(storedKey(endpoint.listPath, stored), comparable(stored));
     });
 
     await fc.assert(property, {

@@ -16,7 +16,7 @@ async function call(cp: Started, method: string, path: string, body?: unknown) {
     ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
 const get = (cp: Started, path: string) => call(cp, 'GET', path);

@@ -13,7 +13,7 @@ async function call(method: string, path: string, body?: unknown) {
     ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
   });
   const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type'), body: text ? (JSON.parse(text) as any) : undefined };
+  return { status: res.status, contentType: res.headers.get('content-type'), body: text ? JSON.parse(text) : undefined };
 }
 
 const get = (path: string) => call('GET', path);

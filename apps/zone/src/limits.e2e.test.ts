@@ -89,7 +89,7 @@ describe('request body limit', () => {
         },
       }),
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(streamed.status).toBe(413);
     expect(await streamed.json()).toMatchObject({ type: '/std-errors', status: 413, title: 'Payload Too Large', detail: 'Request body is larger than 2048 bytes' });
     // Under the limit, the same route is stored.

@@ -97,7 +97,7 @@ describe.skipIf(!envoy)('mesh-dp with real Envoy and the zone binary', () => {
     const runner = await runMeshDp(cp, 'default', 'refused-1', await issueToken('default', 'someone-else'));
     const envoyWarning = 'authentication%20failed:%20proxy%20name%20from%20requestor:%20refused-1%20is%20different%20than%20in%20token:%20someone-else';
     await eventually(
-      async () => runner.output().split(envoyWarning).length - 1,
+      () => runner.output().split(envoyWarning).length - 1,
       (warnings) => warnings >= 3,
       "Envoy's stream to be refused three times",
       60_000,
@@ -115,7 +115,7 @@ describe.skipIf(!envoy)('mesh-dp with real Envoy and the zone binary', () => {
     const runner = await runMeshDp(open, 'later', 'late-1', '', ['--cp-retry-backoff', '1s']);
     const refusals = () =>
       ownLines(runner.output()).filter((line) => line.level === 'error' && line.msg.startsWith('the control plane refused the bootstrap request: mesh: mesh "later" does not exist; retrying in'));
-    await eventually(async () => refusals().length, (count) => count >= 2, 'the bootstrap to be refused twice', 60_000);
+    await eventually(() => refusals().length, (count) => count >= 2, 'the bootstrap to be refused twice', 60_000);
     expect(refusals().slice(0, 2).map((line) => line.msg.split('retrying in ')[1])).toEqual(['1s', '2s']);
     expect(runner.child.exitCode).toBeNull();
 
@@ -130,7 +130,7 @@ describe.skipIf(!envoy)('mesh-dp with real Envoy and the zone binary', () => {
     const runner = await runMeshDp(cp, 'default', 'draining-1', await issueToken('default', 'draining-1'), ['--drain-time', '120s']);
     await eventually(() => isOnline(cp, 'default', 'draining-1'), (online) => online, 'the proxy to come online', 60_000);
     runner.child.kill('SIGTERM');
-    await eventually(async () => runner.output(), (output) => output.includes('caught an exit signal, draining Envoy connections'), 'the drain to begin', 30_000);
+    await eventually(() => runner.output(), (output) => output.includes('caught an exit signal, draining Envoy connections'), 'the drain to begin', 30_000);
     runner.child.kill('SIGTERM');
     expect(await exitWithin(runner, 30_000)).toBe(0);
     expect(runner.output()).toContain('"msg":"Envoy terminated"');

@@ -12,7 +12,7 @@ afterAll(async () => {
 });
 
 /** Reads until the check passes; the test's timeout ends a wait that never does. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+async function eventually<T>(read: () => T | Promise<T>, check: (value: T) => boolean): Promise<T> {
   for (;;) {
     const value = await read();
     if (check(value)) return value;
@@ -31,7 +31,7 @@ describe('a global that requires zone tokens', () => {
 
     const stranger = await startControlPlane({ env: zoneOf(global, 'zone-2'), waitUntilReady: false });
     started.push(stranger);
-    await eventually(async () => stranger.output(), (output) => output.includes('a zone token is required'));
+    await eventually(() => stranger.output(), (output) => output.includes('a zone token is required'));
     expect((await fetch(`http://127.0.0.1:${stranger.ports.diagnostics}/ready`)).status).toBe(503);
 
     const zone = await startControlPlane({ env: { ...zoneOf(global, 'zone-1'), MESH_MULTIZONE_ZONE_KDS_AUTHN_ZONE_TOKEN_FILE: tokenFile } });

@@ -119,13 +119,13 @@ beforeAll(async () => {
 
   const backend = await startApp('backend');
   apps.push(backend.server);
-  proxies.push(await startMeshDataplane(zone1, envoy!, BACKEND_DATAPLANE, { name: 'backend-1', port: String(await freePort()), appPort: String(backend.port), version: 'v1' }));
+  proxies.push(await startMeshDataplane(zone1, envoy, BACKEND_DATAPLANE, { name: 'backend-1', port: String(await freePort()), appPort: String(backend.port), version: 'v1' }));
   ingressPort = await freePort();
   ingress = await startIngress();
   const web = await startApp('web');
   apps.push(web.server);
   outboundPort = await freePort();
-  proxies.push(await startMeshDataplane(zone2, envoy!, clientDataplane('web', { backend: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) }));
+  proxies.push(await startMeshDataplane(zone2, envoy, clientDataplane('web', { backend: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) }));
 }, 240_000);
 
 afterAll(async () => {
@@ -148,13 +148,13 @@ describe.skipIf(!envoy)('a zone ingress on real proxies', () => {
       while (calling) answers.push(await webToBackend());
     });
     try {
-      await eventually(async () => answers.length, (count) => count >= 10, 'web to be calling backend');
+      await eventually(() => answers.length, (count) => count >= 10, 'web to be calling backend');
       expect(await ingress!.stop()).toBe(0);
       ingress = await startIngress();
       // The new ingress carries the calls, and the zones have seen it register.
       await eventually(() => adminStats(ingress!, `listener.127.0.0.1_${ingressPort}.downstream_cx_total`), (text) => /downstream_cx_total: [1-9]/.test(text), 'the new ingress to carry calls', 120_000);
       const carried = answers.length;
-      await eventually(async () => answers.length, (count) => count >= carried + 50, 'more calls through the new ingress', 60_000);
+      await eventually(() => answers.length, (count) => count >= carried + 50, 'more calls through the new ingress', 60_000);
     } finally {
       calling = false;
       await Promise.all(callers);

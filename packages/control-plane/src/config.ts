@@ -190,7 +190,7 @@ export function formatGoDuration(nanos: number): string {
   // Below a second Go picks the largest unit under the value; above it, h/m/s with a fraction of s.
   if (abs < 1e9) {
     const [unit, size] = abs < 1e3 ? ['ns', 1] : abs < 1e6 ? ['µs', 1e3] : ['ms', 1e6];
-    return `${sign}${decimal(abs, size as number)}${unit}`;
+    return `${sign}${decimal(abs, size)}${unit}`;
   }
   const hours = Math.floor(abs / 3600e9);
   const minutes = Math.floor((abs % 3600e9) / 60e9);

@@ -1,7 +1,7 @@
 // The command line of both binaries: parse flags, load configuration, run until a signal.
-import { Command, Option } from 'commander';
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
+import { Command, Option } from 'commander';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions } from 'pino-pretty';
 import { Document, isPair, isScalar, isSeq, visit } from 'yaml';

@@ -52,7 +52,7 @@ class OperationHistogram {
 
   observe(operation: Operation, type: string, seconds: number): void {
     let byType = this.series.get(operation);
-    if (!byType) this.series.set(operation, (byType = new Map()));
+    if (!byType) this.series.set(operation, (byType = new Map<string, Series>()));
     let series = byType.get(type);
     if (!series) byType.set(type, (series = { operation, type, counts: new Float64Array(BUCKETS.length + 1), sum: 0 }));
     let bucket = 0;
@@ -61,7 +61,7 @@ class OperationHistogram {
     series.sum += seconds;
   }
 
-  async get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: MetricValueWithName<string>[] }> {
+  get(): { name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: MetricValueWithName<string>[] } {
     const values: MetricValueWithName<string>[] = [];
     for (const { operation, type, counts, sum } of [...this.series.values()].flatMap((byType) => [...byType.values()])) {
       const labels = { operation, resource_type: type };

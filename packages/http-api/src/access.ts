@@ -8,7 +8,7 @@ import { DomainError } from '@mesh/model';
 import { ADMIN, ANONYMOUS, type Caller } from '@mesh/resource-manager';
 import type { TokenService } from '@mesh/tokens';
 import type { Request } from 'express';
-import { isInternalRequest } from './zone-forwarding.js';
+import { isInternalRequest } from './internal-requests.js';
 
 export { ADMIN, ANONYMOUS, requireAccess, type Caller } from '@mesh/resource-manager';
 

@@ -1,6 +1,6 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { DomainError } from '@mesh/model';
 import express, { type Express, type Request, type Response } from 'express';
-import { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticate, trustedPageOrigins } from './access.js';
 import { applyCors } from './cors.js';
 import type { ApiContext } from './context.js';

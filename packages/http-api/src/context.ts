@@ -1,5 +1,5 @@
-import type { InsightAggregator } from '@mesh/insights';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { InsightAggregator } from '@mesh/insights';
 import type { Mode } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
@@ -40,7 +40,7 @@ export interface ProxyRef {
  */
 export interface ProxyInspector {
   /** The `/xds` document as last sent on the proxy's live stream; undefined when it has none on this instance. */
-  configDump(proxy: ProxyRef): Promise<unknown | undefined>;
+  configDump(proxy: ProxyRef): Promise<unknown>;
   /** Envoy's admin output of a proxy (`stats`, `clusters`), with the query string passed on. */
   admin(proxy: ProxyRef, operation: 'stats' | 'clusters', query: string): Promise<{ body: string; contentType: string }>;
 }

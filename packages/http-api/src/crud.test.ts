@@ -1,5 +1,4 @@
 // Behaviour of PUT / GET / DELETE on resources (docs/api.md, Errors, Resources and Meshes).
-import { getKind } from '@mesh/model';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   CLOCK_START,

@@ -10,7 +10,7 @@ import { withOperation } from './handler.js';
 import { isFiltered, parseListFilter } from './list-filters.js';
 import { ListPageCache, sendCollection } from './page-cache.js';
 import { collectionJson, cursorOf, nextPageUrl, parsePage } from './pagination.js';
-import { exampleBody, exampleOf, exampleParams } from './openapi/examples.js';
+import { exampleBody, exampleListParams, exampleOf, exampleParams } from './openapi/examples.js';
 import { collectionOf, component, kindSchemas, WriteResultSchema } from './openapi/schemas.js';
 import { NAME_FILTER, PAGE_PARAMETERS, type QueryParameter, type RouteDoc } from './route-doc.js';
 import { kubernetesResourceJson, resourceJson } from './resource-json.js';
@@ -87,7 +87,7 @@ function crudDocs(kind: AnyKind): Record<'list' | 'listAcrossMeshes' | 'get' | '
       query: listFilterParameters(kind),
       responses: { 200: { description: `A page of ${kind.displayName}.`, schema: list } },
       errors: listErrors,
-      ...(example ? { example: { params: example.mesh !== undefined ? { mesh: example.mesh } : ({} as Record<string, string>) } } : {}),
+      ...(example ? { example: { params: exampleListParams(example) } } : {}),
     },
     listAcrossMeshes: {
       summary: `List the ${kind.displayName} of every mesh`,

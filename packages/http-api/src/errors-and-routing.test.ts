@@ -159,7 +159,7 @@ describe('hostile input', () => {
       headers: { 'content-type': 'application/json' },
       body: stream,
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(response.status).toBe(413);
     expect(((await response.json()) as { status: number }).status).toBe(413);
     for (let i = 0; i < 3; i++) expect((await api.get('/meshes')).status).toBe(200);

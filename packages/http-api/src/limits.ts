@@ -81,11 +81,11 @@ export function guardConnections(server: Server): void {
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     exchanges.set(req.socket, { req, res });
     if (wantsClose(req)) {
-      const writeHead = res.writeHead;
-      res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
+      const writeHead = res.writeHead.bind(res);
+      res.writeHead = ((...args: Parameters<typeof writeHead>) => {
         if (!req.complete && !res.hasHeader('connection')) res.setHeader('Connection', 'keep-alive');
-        return writeHead.apply(this, args);
-      } as typeof writeHead;
+        return writeHead(...args);
+      }) as typeof res.writeHead;
     }
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {

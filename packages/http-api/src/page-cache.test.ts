@@ -7,7 +7,7 @@ describe('ListPageCache', () => {
     const store = await openTestStore();
     const cache = new ListPageCache(store);
     let loads = 0;
-    const load = async () => ({ items: [`{"n":${++loads}}`], listed: { start: 0, total: 1, last: { mesh: 'm', name: 'r' } } });
+    const load = () => Promise.resolve({ items: [`{"n":${++loads}}`], listed: { start: 0, total: 1, last: { mesh: 'm', name: 'r' } } });
 
     expect((await cache.page('TrafficRoute', 'm/0/100', load)).items.toString()).toBe('{"n":1}');
     expect((await cache.page('TrafficRoute', 'm/0/100', load)).items.toString()).toBe('{"n":1}');

@@ -8,6 +8,7 @@ import type { Request, Response } from 'express';
 import { callerOf, requireRule, type StaticRuleName } from './access.js';
 import type { ApiContext } from './context.js';
 import { sendError } from './errors.js';
+import { markInternalRequest } from './internal-requests.js';
 import type { Params, RouteMatch } from './route-table.js';
 
 /** A reply of the owning zone, passed on as it is. */
@@ -94,11 +95,6 @@ export async function forwardToZone(ctx: ApiContext, match: RouteMatch, req: Req
   return true;
 }
 
-const internalRequests = new WeakSet<object>();
-
-/** A request this control plane makes of its own API: its caller is the control plane, an admin. */
-export const isInternalRequest = (req: object): boolean => internalRequests.has(req);
-
 /**
  * The API served to this control plane alone, on a Unix socket only its user can open: a zone
  * answers what its global forwards through it, as the control plane itself.
@@ -111,7 +107,7 @@ export class InternalApi {
 
   static async listen(app: (req: IncomingMessage, res: ServerResponse) => void, socketPath: string): Promise<InternalApi> {
     const server = createServer((req, res) => {
-      internalRequests.add(req);
+      markInternalRequest(req);
       app(req, res);
     });
     rmSync(socketPath, { force: true });

@@ -1,8 +1,8 @@
 // The running counts behind one mesh's MeshInsight and ServiceInsights. Dataplane contributions
 // are added and subtracted as they change, so no request has to walk the mesh's dataplanes.
+import type { MeshInsightSpec, ServiceInsightSpec } from '@mesh/model';
 import type { DataplaneContribution, ProxyType, ServiceType } from './contribution.js';
 import type { DataplaneStatus } from './status.js';
-import type { MeshInsightSpec, ServiceInsightSpec } from '@mesh/model';
 
 /** Dataplane counts by status; `total` counts every member. */
 export interface StatusCounts {

@@ -25,7 +25,7 @@ describe('dataplaneStatus', () => {
 
   it('is online when connected and no inbound reports unready (an absent health is ready)', () => {
     expect(dataplaneStatus(withInbounds(undefined, true), connected)).toBe('online');
-    const reconnected = { subscriptions: [...disconnected.subscriptions!, { id: 's-2', connectTime: '2024-01-01T00:02:00.000Z' }] };
+    const reconnected = { subscriptions: [...disconnected.subscriptions, { id: 's-2', connectTime: '2024-01-01T00:02:00.000Z' }] };
     expect(dataplaneStatus(withInbounds(true), reconnected)).toBe('online');
   });
 

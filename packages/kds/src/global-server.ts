@@ -5,7 +5,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { DomainError, isDnsLabel, NAME_MESSAGES, zoneKind, type ZoneSpec } from '@mesh/model';
 import { syncCursorSetting, syncedKind, type ResourceManager } from '@mesh/resource-manager';
-import type { ResourceChange, ResourceReader } from '@mesh/store';
+import type { ResourceChange } from '@mesh/store';
 import { initTRPC, TRPCError } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
@@ -126,6 +126,7 @@ class ZoneSession {
       store: manager.reader,
       storeId: clusterId,
       channel: globalToZone(manager.reader, zone, features),
+      // eslint-disable-next-line @typescript-eslint/require-await -- the outbox awaits each send; this one only queues the message
       send: async (message) => {
         for (const part of message.kinds) this.unanswered.set(part.nonce, part.type);
         for (const nonce of this.unanswered.keys()) {
@@ -379,11 +380,11 @@ export class GlobalSyncServer {
       if (!ctx.session || ctx.session.failure) throw new TRPCError({ code: 'PRECONDITION_FAILED', message: 'no zone sync session on this connection' });
       return ctx.session;
     };
-    const self = this;
+    const runSession = this.runSession.bind(this);
     return t.router({
       /** The zone's session: a welcome, then what the global sends and asks. */
       session: t.procedure.input(HelloSchema).subscription(async function* ({ ctx, input, signal }) {
-        yield* self.runSession(ctx.zone, input, ctx, signal);
+        yield* runSession(ctx.zone, input, ctx, signal);
       }),
       /** The zone applied (or rejected) what the global sent. */
       ack: t.procedure.input(AckSchema).mutation(({ ctx, input }) => {
@@ -404,8 +405,8 @@ export class GlobalSyncServer {
       }),
       /** The zone's liveness ping: recorded, answered with when to ping next. */
       healthCheck: t.procedure.mutation(async ({ ctx }) => {
-        await self.recorder.healthCheck(sessionOf(ctx).zone);
-        return { intervalMs: self.options.healthCheckIntervalMs };
+        await this.recorder.healthCheck(sessionOf(ctx).zone);
+        return { intervalMs: this.options.healthCheckIntervalMs };
       }),
     });
   }

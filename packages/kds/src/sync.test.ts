@@ -13,7 +13,7 @@ const ROUTE = { sources: ALL, destinations: ALL, conf: { destination: { 'mesh.io
 const dataplane = (service: string, address = '10.0.0.1') => ({ networking: { address, inbound: [{ port: 8080, tags: { 'mesh.io/service': service } }] } });
 const ingress = (address: string) => ({ networking: { address, port: 10001, advertisedAddress: address, advertisedPort: 10001 } });
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
+const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });

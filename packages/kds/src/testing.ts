@@ -101,7 +101,7 @@ export function startZone(side: Side, zone: string, port: number, options: Parti
     config: JSON.stringify({ mode: 'zone', multizone: { zone: { name: zone } } }),
     url: `http://${zone}.example:5681`,
     maxMessageBytes: 10 * 1024 * 1024,
-    serveAdminRequest: async (path): Promise<Omit<AdminReply, 'requestId'>> => ({ status: 200, contentType: 'application/json', body: JSON.stringify({ zone, path }) }),
+    serveAdminRequest: (path): Promise<Omit<AdminReply, 'requestId'>> => Promise.resolve({ status: 200, contentType: 'application/json', body: JSON.stringify({ zone, path }) }),
     logger: quietLogger,
     metrics,
     backoff: { minMs: 50, maxMs: 200 },

@@ -56,7 +56,7 @@ export async function loadDataSource(ctx: { store: ResourceReader }, mesh: strin
     try {
       return await readFile(source.file, 'utf8');
     } catch (error) {
-      throw new Error(`could not load data: ${(error as Error).message}`);
+      throw new Error(`could not load data: ${(error as Error).message}`, { cause: error });
     }
   }
   if (source.inline !== undefined) return Buffer.from(source.inline, 'base64').toString('utf8');

@@ -96,7 +96,7 @@ export async function issueMeshIdentity(
   }
   const { key: signingKey, algorithm } = await signing;
   const caCert = new x509.X509Certificate(ca.certificatePem);
-  const keys = (await webcrypto.subtle.generateKey(PROXY_KEY_ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = await webcrypto.subtle.generateKey(PROXY_KEY_ALGORITHM, true, ['sign', 'verify']);
   const uris = [
     ...[...new Set(proxy.services)].sort().map((service) => `spiffe://${proxy.mesh}/${service}`),
     ...Object.keys(proxy.tags)

@@ -142,7 +142,7 @@ function matchClass(proxy: ProxyView, index: PolicyIndex): ClassMatch {
 /** Matches a proxy already turned into its view; `matchPolicies` is the usual entry point. */
 export function matchProxy(dataplane: DataplaneResource, proxy: ProxyView, index: PolicyIndex, classKey = classKeyOf(proxy)): MatchedPolicies {
   let classMatches = classMatchesByIndex.get(index);
-  if (!classMatches) classMatchesByIndex.set(index, (classMatches = new Map()));
+  if (!classMatches) classMatchesByIndex.set(index, (classMatches = new Map<string, ClassMatch>()));
   let classMatch = classMatches.get(classKey);
   if (!classMatch) classMatches.set(classKey, (classMatch = matchClass(proxy, index)));
   const { inbounds, outbounds } = classMatch;

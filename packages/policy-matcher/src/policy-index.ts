@@ -108,8 +108,8 @@ export function indexPolicies(snapshot: MeshSnapshot): PolicyIndex {
     kind<K extends PolicyKind>(kind: K): KindIndex<K> {
       let index = kinds.get(kind) as KindIndex<K> | undefined;
       if (index === undefined) {
-        index = buildKindIndex<K>((snapshot.policies[kind] ?? []) as readonly PolicyOf<K>[]);
-        kinds.set(kind, index as unknown as KindIndex);
+        index = buildKindIndex<K>(snapshot.policies[kind] ?? []);
+        kinds.set(kind, index);
       }
       return index;
     },

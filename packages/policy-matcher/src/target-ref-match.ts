@@ -63,7 +63,7 @@ export interface TargetRefMatch {
   readonly kinds: readonly TargetRefRules[];
 }
 
-const SECTIONS = new Map(targetRefPolicyKinds().map((kind) => [kind.name as TargetRefPolicyKind, kind.targetRefPolicy ?? { from: false, to: false }]));
+const SECTIONS = new Map(targetRefPolicyKinds().map((kind) => [kind.name, kind.targetRefPolicy ?? { from: false, to: false }]));
 
 interface Entry {
   readonly targetRef: TargetRef;
@@ -83,7 +83,8 @@ const ROUTE_ENTRIES: { readonly [K in TargetRefPolicyKind]?: { conf(entry: Entry
 };
 
 function entryConf(kind: TargetRefPolicyKind, entry: Entry): unknown {
-  const route = ROUTE_ENTRIES[kind] as { conf(entry: Entry): unknown } | undefined;
+  // Read as taking any entry: a kind's own entries are the ones passed for it.
+  const route: { conf(entry: Entry): unknown } | undefined = ROUTE_ENTRIES[kind];
   return route ? route.conf(entry) : entry.default;
 }
 
@@ -124,7 +125,7 @@ const builtRules = new WeakMap<TargetRefIndex, Map<string, Rule<AnyTargetRefPoli
 
 function sharedRules(index: TargetRefIndex, key: string, build: () => Rule<AnyTargetRefPolicy>[]): Rule<AnyTargetRefPolicy>[] {
   let byKey = builtRules.get(index);
-  if (!byKey) builtRules.set(index, (byKey = new Map()));
+  if (!byKey) builtRules.set(index, (byKey = new Map<string, Rule<AnyTargetRefPolicy>[]>()));
   let rules = byKey.get(key);
   if (!rules) byKey.set(key, (rules = build()));
   return rules;

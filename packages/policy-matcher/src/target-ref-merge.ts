@@ -56,7 +56,7 @@ function appendLists(merged: JsonObject, confs: readonly unknown[]): JsonObject 
   const result: JsonObject = { ...merged };
   for (const [key, value] of Object.entries(merged)) {
     const atKey = confs.map((conf) => (isObject(conf) ? conf[key] : undefined));
-    if (isAppendList(key) && Array.isArray(value)) result[key] = atKey.flatMap((list) => (Array.isArray(list) ? list : []));
+    if (isAppendList(key) && Array.isArray(value)) result[key] = atKey.flatMap((list): unknown[] => (Array.isArray(list) ? list : []));
     else if (isObject(value)) result[key] = appendLists(value, atKey.filter(isObject));
   }
   return result;

@@ -207,7 +207,7 @@ describe('rules of `to` entries and proxy-wide rules', () => {
 
 describe('the rule for a subset', () => {
   const rule = (tags: string[], action: string) => ({ subset: subset(...tags), conf: { action }, origins: [] });
-  const actionOf = (rules: ReturnType<typeof rule>[], tags: string[]) => (computeRule(rules, subset(...tags))?.conf as { action: string } | undefined)?.action;
+  const actionOf = (rules: ReturnType<typeof rule>[], tags: string[]) => computeRule(rules, subset(...tags))?.conf?.action;
 
   it.each([
     ['a rule whose tags the subset has', [rule(['key1=val1'], 'Allow')], ['key1=val1', 'key2=val2'], 'Allow'],

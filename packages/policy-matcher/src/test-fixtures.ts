@@ -1,6 +1,5 @@
 // Builders for the tests: resources decoded from request bodies exactly as the API stores them.
-import { decodeSpec, getKind, SERVICE_TAG, type TagMap } from '@mesh/model';
-import type { DataplaneOutbound, MeshSpec } from '@mesh/model';
+import { type DataplaneOutbound, decodeSpec, getKind, type MeshSpec, SERVICE_TAG, type TagMap } from '@mesh/model';
 import type { DataplaneResource, ExternalServiceResource, MeshSnapshot, PoliciesByKind, PolicyKind, PolicyOf, PolicySpecs } from './snapshot.js';
 import type { TargetRefPoliciesByKind, TargetRefPolicyKind, TargetRefPolicyOf, TargetRefPolicySpecs, TargetRefSnapshot } from './target-ref-policies.js';
 

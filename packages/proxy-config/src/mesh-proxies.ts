@@ -261,7 +261,7 @@ export class MeshProxies {
     const permissionsBefore = kind === trafficPermissionKind.name && this.reachesExternalServices() ? this.externalServicePermissions() : undefined;
     const after = stored && policyOf(stored);
     if (after) {
-      if (!byName) this.policies.set(kind, (byName = new Map()));
+      if (!byName) this.policies.set(kind, (byName = new Map<string, AnyPolicy>()));
       byName.set(name, after);
     } else byName?.delete(name);
     this.policiesChanged();
@@ -297,7 +297,7 @@ export class MeshProxies {
     };
     collect([before, ...targetingRoute]);
     if (after) {
-      if (!byName) this.targetRefPolicies.set(kind, (byName = new Map()));
+      if (!byName) this.targetRefPolicies.set(kind, (byName = new Map<string, AnyTargetRefPolicy>()));
       byName.set(name, after);
     } else byName?.delete(name);
     this.targetRefIndex = undefined;
@@ -360,7 +360,7 @@ export class MeshProxies {
   /** A resource every proxy reads (an external service: which proxies a permission opens it to depends on every permission). */
   private setMeshWide(kind: string, name: string, stored: StoredResource | undefined): void {
     let byName = this.meshWide.get(kind);
-    if (!byName) this.meshWide.set(kind, (byName = new Map()));
+    if (!byName) this.meshWide.set(kind, (byName = new Map<string, Held<MeshResource<unknown>>>()));
     if (!setHeld(byName, name, stored, meshResourceOf)) return;
     this.policiesChanged();
     this.dropAllMatches();

@@ -27,10 +27,10 @@ import {
 } from '@mesh/xds-renderer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dataplaneOf, externalServiceOf, meshSpecOf, policyOf, secretDataOf, targetRefPolicyOf, zoneEgressOf, zoneIngressOf } from './resources.js';
+import { ProxyConfigService } from './service.js';
 
 const MATCHED_POLICY_KINDS = policyKinds().map((kind) => kind.name);
 const TARGET_REF_KINDS = targetRefPolicyKinds().map((kind) => kind.name);
-import { ProxyConfigService } from './service.js';
 
 const LOCAL_ZONE = 'zone-1';
 

@@ -1,4 +1,4 @@
-import { checkDataplaneConstraints, type DataplaneSpec, invalidResource, meshKind, ZONE_TAG } from '@mesh/model';
+import { checkDataplaneConstraints, invalidResource, meshKind, ZONE_TAG } from '@mesh/model';
 import type { ResourceKey } from '@mesh/store';
 import type { KindHooks, ManagerContext, Spec } from './hooks.js';
 
@@ -29,7 +29,7 @@ async function checkMembership(ctx: ManagerContext, key: ResourceKey, spec: Spec
   const mesh = await ctx.store.get({ type: meshKind.name, mesh: '', name: key.mesh });
   const constraints = mesh ? (JSON.parse(mesh.spec) as { constraints?: Parameters<typeof checkDataplaneConstraints>[2] }).constraints : undefined;
   if (constraints) {
-    const violations = checkDataplaneConstraints(key.mesh, defaulted as DataplaneSpec, constraints);
+    const violations = checkDataplaneConstraints(key.mesh, defaulted, constraints);
     if (violations.length > 0) throw invalidResource(violations);
   }
   return defaulted;

@@ -160,16 +160,17 @@ describe('hooks registered by other packages', () => {
     await put(manager, 'Mesh', '', 'm', {});
     const calls: string[] = [];
     const hooks = (name: string): KindHooks => ({
-      async beforeCreate(_ctx, _key, spec) {
+      beforeCreate(_ctx, _key, spec) {
         calls.push(`${name} create`);
-        return { ...spec, data: data(`${Buffer.from(spec.data as string, 'base64').toString()}+${name}`) };
+        return Promise.resolve({ ...spec, data: data(`${Buffer.from(spec.data as string, 'base64').toString()}+${name}`) });
       },
-      async owned(_ctx, key) {
-        return [{ type: 'Secret', mesh: key.mesh, name: `${key.name}-${name}`, spec: JSON.stringify({ data: data(name) }) }];
+      owned(_ctx, key) {
+        return Promise.resolve([{ type: 'Secret', mesh: key.mesh, name: `${key.name}-${name}`, spec: JSON.stringify({ data: data(name) }) }]);
       },
-      async beforeDelete(_ctx, current) {
+      beforeDelete(_ctx, current) {
         calls.push(`${name} delete`);
-        if (name === 'second' && current.name === 'guarded') throw invalidResource([{ field: 'name', message: 'guarded by the second' }]);
+        if (name === 'second' && current.name === 'guarded') return Promise.reject(invalidResource([{ field: 'name', message: 'guarded by the second' }]));
+        return Promise.resolve();
       },
     });
     manager.registerHooks(getKind('Secret'), hooks('first'));
@@ -193,7 +194,7 @@ describe('hooks registered by other packages', () => {
 
   it('adds registered hooks after the write path own rules of a kind, and lets only one replace its delete', async () => {
     const { store, manager } = setup();
-    manager.registerHooks(getKind('Mesh'), { owned: async (_ctx, key) => [{ type: 'Secret', mesh: key.name, name: 'along', spec: '{}' }] });
+    manager.registerHooks(getKind('Mesh'), { owned: (_ctx, key) => Promise.resolve([{ type: 'Secret', mesh: key.name, name: 'along', spec: '{}' }]) });
     await put(manager, 'Mesh', '', 'm', {});
     expect(await names(store, 'TrafficRoute', 'm')).toEqual(['route-all-m']);
     expect(await names(store, 'Secret', 'm')).toEqual(['along']);

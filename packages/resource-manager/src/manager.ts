@@ -248,7 +248,7 @@ export class ResourceManager {
   private async create(kind: AnyKind, key: ResourceKey, spec: Spec, labels: Record<string, string>): Promise<WriteResult> {
     if (kind.scope === 'mesh') await this.requireMesh(key.mesh);
     const hooks = this.hooks.get(kind.name) ?? NO_HOOKS;
-    const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
+    const defaulted = withKindDefaults(kind, spec);
     const toStore = hooks.beforeCreate ? await hooks.beforeCreate(this.ctx, key, defaulted) : defaulted;
     const owned = hooks.owned ? await hooks.owned(this.ctx, key, toStore, undefined) : [];
     const resource = await this.options.store.create({ ...key, spec: JSON.stringify(toStore), labels }, owned);
@@ -258,7 +258,7 @@ export class ResourceManager {
   private async update(kind: AnyKind, current: StoredResource, spec: Spec, labels: Record<string, string>, skipUnchanged: boolean): Promise<WriteResult> {
     const key = keyOf(kind, current.mesh, current.name);
     const hooks = this.hooks.get(kind.name) ?? NO_HOOKS;
-    const defaulted = kind.applyDefaults ? kind.applyDefaults(spec) : spec;
+    const defaulted = withKindDefaults(kind, spec);
     const toStore = hooks.beforeUpdate ? await hooks.beforeUpdate(this.ctx, key, defaulted, current) : defaulted;
     // Compared as stored (no undefined fields), whatever the order of the fields.
     if (skipUnchanged && isDeepStrictEqual(JSON.parse(JSON.stringify(toStore)), JSON.parse(current.spec))) {
@@ -294,6 +294,11 @@ const keyOf = (kind: AnyKind, mesh: string, name: string): ResourceKey => ({
   mesh: kind.scope === 'mesh' ? mesh : '',
   name,
 });
+
+/** The spec with the defaults of its kind filled in (a kind's spec type is erased in AnyKind). */
+function withKindDefaults(kind: AnyKind, spec: Spec): Spec {
+  return kind.applyDefaults ? (kind.applyDefaults(spec) as Spec) : spec;
+}
 
 function withoutControlPlaneLabels(labels: Record<string, string>): Record<string, string> {
   const rest = { ...labels };

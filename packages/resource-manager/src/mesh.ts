@@ -4,9 +4,9 @@ import { defaultPolicies } from './mesh-defaults.js';
 
 export const meshHooks: KindHooks = {
   /** On create, the default policies; zones receive meshes from the global with theirs. */
-  async owned(ctx, key, spec, current) {
-    if (current || ctx.mode === 'zone') return [];
-    return defaultPolicies(key.name, (spec.skipCreatingInitialPolicies as string[] | undefined) ?? []);
+  owned(ctx, key, spec, current) {
+    if (current || ctx.mode === 'zone') return Promise.resolve([]);
+    return Promise.resolve(defaultPolicies(key.name, (spec.skipCreatingInitialPolicies as string[] | undefined) ?? []));
   },
   async beforeDelete(ctx, current) {
     if ((await ctx.store.count(dataplaneKind.name, current.name)) > 0) {

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SqliteResourceStore } from './sqlite-store.js';
 import type { ResourceChange } from '@mesh/store';
 import { describeResourceStore } from '@mesh/store/testing';
+import { SqliteResourceStore } from './sqlite-store.js';
 
 const dirs: string[] = [];
 const tempFile = () => {
@@ -270,7 +270,7 @@ describe('SqliteResourceStore whose file goes away while open', () => {
   });
 });
 
-describeResourceStore({ describe, it, expect }, 'SqliteResourceStore', async (options = {}) => {
+describeResourceStore({ describe, it, expect }, 'SqliteResourceStore', (options = {}) => {
   const path = tempFile();
-  return { store: new SqliteResourceStore({ path, ...options }), reopen: async () => new SqliteResourceStore({ path }) };
+  return Promise.resolve({ store: new SqliteResourceStore({ path, ...options }), reopen: () => Promise.resolve(new SqliteResourceStore({ path })) });
 });

@@ -90,20 +90,20 @@ export class StoreEngine implements ResourceStore {
     return this.driver.available;
   }
 
-  async get(key: ResourceKey): Promise<StoredResource | undefined> {
-    return this.index.get(key);
+  get(key: ResourceKey): Promise<StoredResource | undefined> {
+    return Promise.resolve(this.index.get(key));
   }
 
-  async getMany(keys: readonly ResourceKey[]): Promise<Array<StoredResource | undefined>> {
-    return keys.map((key) => this.index.get(key));
+  getMany(keys: readonly ResourceKey[]): Promise<Array<StoredResource | undefined>> {
+    return Promise.resolve(keys.map((key) => this.index.get(key)));
   }
 
-  async list(query: ListQuery): Promise<ListPage> {
-    return this.index.list(query);
+  list(query: ListQuery): Promise<ListPage> {
+    return Promise.resolve(this.index.list(query));
   }
 
-  async count(type: string, mesh?: string): Promise<number> {
-    return this.index.count(type, mesh);
+  count(type: string, mesh?: string): Promise<number> {
+    return Promise.resolve(this.index.count(type, mesh));
   }
 
   async create(resource: NewResource, owned: readonly NewResource[] = []): Promise<StoredResource> {
@@ -164,7 +164,7 @@ export class StoreEngine implements ResourceStore {
   }
 
   async currentRevision(): Promise<number> {
-    return this.serialized(async () => this.revision);
+    return this.serialized(() => Promise.resolve(this.revision));
   }
 
   async changesSince(revision: number, limit = 1000): Promise<ChangesSince> {

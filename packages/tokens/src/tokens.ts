@@ -70,9 +70,16 @@ const VERIFIED_PER_KEY_LIMIT = 20_000;
 const stillInTime = (payload: JWTPayload, now: number): boolean =>
   (typeof payload.exp !== 'number' || payload.exp > now) && (typeof payload.nbf !== 'number' || payload.nbf <= now);
 
+/** A text claim: an absent one is empty, one of another JSON type reads as its JSON. */
+function claimText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return value === undefined || value === null ? '' : JSON.stringify(value);
+}
+
 function rememberVerified(key: KeyObject, jwt: string, payload: JWTPayload): void {
   let verified = verifiedByKey.get(key);
-  if (!verified) verifiedByKey.set(key, (verified = new Map()));
+  if (!verified) verifiedByKey.set(key, (verified = new Map<string, JWTPayload>()));
   if (verified.size >= VERIFIED_PER_KEY_LIMIT) verified.clear();
   verified.set(jwt, payload);
 }
@@ -112,7 +119,7 @@ export class TokenService {
     const verified = await this.verify('user', keyPlace('user'), token);
     if (!verified.ok) return verified;
     const groups = Array.isArray(verified.payload.Groups) ? verified.payload.Groups.filter((g): g is string => typeof g === 'string') : [];
-    return { ok: true, claims: { name: String(verified.payload.Name ?? ''), groups } };
+    return { ok: true, claims: { name: claimText(verified.payload.Name), groups } };
   }
 
   /**
@@ -124,10 +131,10 @@ export class TokenService {
     const verified = await this.verify('dataplane', keyPlace('dataplane', proxy.mesh), token);
     if (!verified.ok) return verified;
     const claims: DataplaneClaims = {
-      name: String(verified.payload.Name ?? ''),
-      mesh: String(verified.payload.Mesh ?? ''),
+      name: claimText(verified.payload.Name),
+      mesh: claimText(verified.payload.Mesh),
       tags: (verified.payload.Tags as Record<string, string[]> | undefined) ?? {},
-      type: String(verified.payload.Type ?? ''),
+      type: claimText(verified.payload.Type),
     };
     if (!DATAPLANE_PROXY_TOKEN_TYPES.has(claims.type)) {
       return { ok: false, reason: `a dataplane token of type "${claims.type}" cannot authenticate a dataplane proxy; it takes a dataplane token of type "dataplane" or without a type` };
@@ -150,7 +157,7 @@ export class TokenService {
   async verifyZoneToken(token: string, zone: string, scope: 'ingress' | 'egress' | 'cp'): Promise<Verification<ZoneClaims>> {
     const verified = await this.verify('zone', keyPlace('zone'), token);
     if (!verified.ok) return verified;
-    const claims: ZoneClaims = { zone: String(verified.payload.Zone ?? ''), scope: Array.isArray(verified.payload.Scope) ? verified.payload.Scope.map(String) : [] };
+    const claims: ZoneClaims = { zone: claimText(verified.payload.Zone), scope: Array.isArray(verified.payload.Scope) ? verified.payload.Scope.map(String) : [] };
     if (!claims.scope.includes(scope)) return { ok: false, reason: `token cannot be used to authenticate zone entity (${scope} is out of token's scope: [${claims.scope.join(' ')}])` };
     if (claims.zone !== '' && claims.zone !== zone) return { ok: false, reason: `zone from requestor: ${zone} is different than in token: ${claims.zone}` };
     return { ok: true, claims };
@@ -160,7 +167,7 @@ export class TokenService {
   async verifyZoneIngressToken(token: string, zone: string): Promise<Verification<{ zone: string }>> {
     const verified = await this.verify('zoneIngress', keyPlace('zoneIngress'), token);
     if (!verified.ok) return verified;
-    const tokenZone = String(verified.payload.Zone ?? '');
+    const tokenZone = claimText(verified.payload.Zone);
     if (tokenZone !== '' && tokenZone !== zone) return { ok: false, reason: `zone from requestor: ${zone} is different than in token: ${tokenZone}` };
     return { ok: true, claims: { zone: tokenZone } };
   }

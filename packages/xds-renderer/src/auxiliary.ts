@@ -3,7 +3,7 @@
 // pass-through listeners.
 import { PASS_THROUGH_SERVICE } from '@mesh/policy-matcher';
 import { configureUpstreamBind, newCluster, passThroughCluster, staticCluster } from './clusters.js';
-import { type Cluster, FILTER, type JsonObject, type Listener, sanitizeMetric, socketAddress, TYPE, typedExtension } from './envoy.js';
+import { type Cluster, FILTER, type JsonObject, type Listener, sanitizeMetric, scalarText, socketAddress, TYPE, typedExtension } from './envoy.js';
 import { accessLog, httpConnectionManagerFilter, tcpProxy } from './filters.js';
 import { tlsInspector } from './inbound.js';
 import { ADMIN_NAME, METRICS_HIJACKER_NAME, passThroughNames, PROMETHEUS_LISTENER_NAME, tracingClusterName } from './names.js';
@@ -85,7 +85,7 @@ function prometheusConf(state: ProxyState): PrometheusConf | undefined {
   const backend = metrics?.backends?.find((candidate) => (candidate.name ?? '') === (metrics.enabledBackend ?? ''));
   if (!metrics?.enabledBackend || backend?.type !== 'prometheus') return undefined;
   const own = state.spec.metrics?.type === 'prometheus' ? (state.spec.metrics.conf ?? {}) : {};
-  return { ...(backend.conf ?? {}), ...own } as PrometheusConf;
+  return { ...(backend.conf ?? {}), ...own };
 }
 
 const UNSPECIFIED = ['0.0.0.0', '::'];
@@ -145,14 +145,14 @@ function renderTracingCluster(state: ProxyState, output: ResourceSet): void {
   let target: { host: string; port: number; tls: boolean } | undefined;
   if (backend.type === 'zipkin') {
     try {
-      const url = new URL(String(conf.url ?? ''));
+      const url = new URL(scalarText(conf.url));
       const port = Number(url.port);
       if (url.port !== '' && Number.isInteger(port)) target = { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port, tls: url.protocol === 'https:' };
     } catch {
       target = undefined;
     }
   } else if (backend.type === 'datadog') {
-    target = { host: String(conf.address ?? ''), port: Number(conf.port ?? 0), tls: false };
+    target = { host: scalarText(conf.address), port: Number(conf.port ?? 0), tls: false };
   }
   if (!target) return;
   const cluster = staticCluster(tracingClusterName(backend.name), target.host, target.port, state.ipv6);

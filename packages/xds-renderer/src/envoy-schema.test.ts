@@ -1,7 +1,7 @@
 // Every rendered resource, checked against Envoy's .proto definitions.
 import { describe, expect, it } from 'vitest';
 import { renderDataplaneConfigDump, renderZoneEgressConfigDump, renderZoneIngressConfigDump } from './config-dump.js';
-import type { TypedObject } from './envoy.js';
+import { scalarText, type TypedObject } from './envoy.js';
 import { renderProxyConfig, type ProxyConfig } from './proxy.js';
 import { envoySchemaErrors } from './testing/envoy-schema.js';
 import { fullTopology, type MtlsMode, specExample } from './testing/topologies.js';
@@ -10,7 +10,7 @@ import { renderZoneEgressConfig, renderZoneIngressConfig } from './zone-proxies.
 const allResources = (config: ProxyConfig): TypedObject[] => [...config.listeners, ...config.clusters, ...config.endpoints, ...config.secrets];
 
 function expectAccepted(resources: readonly TypedObject[]): void {
-  const problems = resources.flatMap((resource) => envoySchemaErrors(resource).map((error) => `${String(resource.name ?? resource.clusterName ?? resource['@type'])}: ${error}`));
+  const problems = resources.flatMap((resource) => envoySchemaErrors(resource).map((error) => `${scalarText(resource.name ?? resource.clusterName ?? resource['@type'])}: ${error}`));
   expect(problems).toEqual([]);
 }
 

@@ -7,6 +7,13 @@ export interface JsonObject {
   [key: string]: JsonValue | undefined;
 }
 
+/**
+ * A scalar JSON value as `String` writes it; '' for anything else, so a misplaced object or list
+ * in free-form config reads as absent rather than as "[object Object]".
+ */
+export const scalarText = (value: unknown): string =>
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
+
 /** A top-level resource or an `Any`: its `@type` names the message. */
 export interface TypedObject extends JsonObject {
   '@type': string;

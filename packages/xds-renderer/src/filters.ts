@@ -2,7 +2,7 @@
 // fault and local rate limit filters, retry policies, access logs and tracing.
 import { type FaultInjectionSpec, type RateLimitSpec, type RetrySpec, SERVICE_TAG, type TagMap } from '@mesh/model';
 import type { PolicyOf } from '@mesh/policy-matcher';
-import { FILTER, type JsonObject, sanitizeMetric, TYPE, type TypedObject, typedExtension } from './envoy.js';
+import { FILTER, type JsonObject, sanitizeMetric, scalarText, TYPE, type TypedObject, typedExtension } from './envoy.js';
 import type { LoggingBackend, TracingBackend } from './mesh-context.js';
 import { joinHostPort, serviceSpiffeId, sortedTagKeys, sourcesRegex, TAGS_HEADER, tagIdentity, tracingClusterName } from './names.js';
 import type { Protocol } from './protocol.js';
@@ -178,11 +178,12 @@ function retryAttempts(policy: JsonObject, conf: HttpRetry | GrpcRetry): void {
 function httpRetryPolicy(conf: HttpRetry): JsonObject {
   // Enum names use `_` and cannot start with a digit; Envoy's conditions use `-` and `5xx`.
   const retryOn = conf.retryOn?.map((condition) => (condition === 'all_5xx' ? '5xx' : condition.replaceAll('_', '-')));
-  const policy: JsonObject = { retryOn: retryOn?.join(',') || HTTP_RETRY_ON_DEFAULT };
+  const retryOnText = retryOn?.join(',') || HTTP_RETRY_ON_DEFAULT;
+  const policy: JsonObject = { retryOn: retryOnText };
   retryAttempts(policy, conf);
   if (conf.retriableStatusCodes) {
     policy.retriableStatusCodes = conf.retriableStatusCodes;
-    const conditions = String(policy.retryOn).split(',');
+    const conditions = retryOnText.split(',');
     if (!conditions.includes(RETRIABLE_STATUS_CODES)) policy.retryOn = [...conditions, RETRIABLE_STATUS_CODES].join(',');
   }
   const methods = (conf.retriableMethods ?? []).filter((method) => method !== 'NONE');
@@ -250,11 +251,11 @@ export function accessLog(backend: LoggingBackend, subject: AccessLogSubject, ki
   let path: string;
   let line: string;
   if (backend.type === 'file') {
-    path = String(conf.path ?? '');
+    path = scalarText(conf.path);
     line = format;
   } else if (backend.type === 'tcp') {
     path = subject.accessLogSocketPath;
-    line = `${String(conf.address ?? '')};${format}`;
+    line = `${scalarText(conf.address)};${format}`;
   } else return undefined;
   return typedExtension('envoy.access_loggers.file', { '@type': TYPE.fileAccessLog, path, logFormat: { textFormatSource: { inlineString: line } } });
 }
@@ -276,7 +277,7 @@ export function tracing(backend: TracingBackend, subject: TraceSubject): JsonObj
   if (backend.type === 'zipkin') {
     let url: URL;
     try {
-      url = new URL(String(conf.url ?? ''));
+      url = new URL(scalarText(conf.url));
     } catch {
       return undefined;
     }

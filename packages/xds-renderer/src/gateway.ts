@@ -222,7 +222,7 @@ function httpConnectionManager(state: ProxyState, match: GatewayMatch, name: str
     serverName: 'Mesh Gateway',
     streamIdleTimeout: STREAM_IDLE_TIMEOUT,
     useRemoteAddress: true,
-  } as TypedObject);
+  });
 }
 
 /** The certificate of an HTTPS host, from the mesh secret its listener names (a PEM chain and key in one secret). */

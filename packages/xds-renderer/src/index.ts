@@ -1,7 +1,7 @@
 // Envoy v3 configuration of data plane proxies, rendered by pure functions from a mesh's state
 // and the policies matched for each proxy. See README.md.
 export type { Cluster, ClusterLoadAssignment, JsonObject, JsonValue, Listener, Secret, TypedObject } from './envoy.js';
-export { TYPE as ENVOY_TYPE_URLS } from './envoy.js';
+export { TYPE as ENVOY_TYPE_URLS, scalarText } from './envoy.js';
 export {
   type Endpoint,
   type ExternalServiceTls,

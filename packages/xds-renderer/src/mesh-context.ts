@@ -10,7 +10,7 @@ import {
   type ZoneIngressSpec,
 } from '@mesh/model';
 import { indexPolicies, type DataplaneResource, type ExternalServiceResource, type MeshSnapshot, type PolicyIndex } from '@mesh/policy-matcher';
-import { type Cluster, type ClusterLoadAssignment, type JsonObject, type Listener, TYPE, socketAddress } from './envoy.js';
+import { type ClusterLoadAssignment, type JsonObject, TYPE, socketAddress } from './envoy.js';
 import { EXTERNAL_SERVICE_TAG, tagsWithout } from './names.js';
 
 export interface ZoneProxyResource<Spec> {

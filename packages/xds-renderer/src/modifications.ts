@@ -4,7 +4,7 @@
 // configurations. A modification that cannot be applied (a JSON patch replacing what is not there)
 // leaves the resources as they were.
 import { type MeshProxyPatchConf, parseEnvoyConfig } from '@mesh/model';
-import { type JsonObject, type JsonValue, type Listener, TYPE } from './envoy.js';
+import { type JsonObject, type JsonValue, type Listener, scalarText, TYPE } from './envoy.js';
 import { filterChainsOf, isObject, listOf, objectsOf, updateHttpConnectionManager } from './plugins/common.js';
 import { applyJsonPatch, JsonPatchError, type JsonPatchOperation } from './plugins/json-patch.js';
 import type { Entry, ResourceSet } from './resource-set.js';
@@ -40,7 +40,7 @@ export function withJsonNames(value: unknown, mapKeys = false): JsonValue {
   for (const [key, member] of Object.entries(value)) {
     const name = mapKeys || key === '@type' ? key : lowerCamel(key);
     // Metadata values are free-form Structs.
-    result[name] = name === 'filterMetadata' ? (member as JsonValue) : withJsonNames(member, MAP_FIELDS.has(name));
+    result[name] = name === 'filterMetadata' ? member : withJsonNames(member, MAP_FIELDS.has(name));
   }
   return result;
 }
@@ -148,7 +148,7 @@ function modifyClusters(resources: ResourceSet, mod: Mod<ResourceMatch>, origin:
   const value = valueOf(mod);
   if (!value) return;
   if (mod.operation === 'Add') {
-    resources.addCluster(origin, { ...value, '@type': TYPE.cluster, name: String(value.name ?? '') });
+    resources.addCluster(origin, { ...value, '@type': TYPE.cluster, name: scalarText(value.name) });
     return;
   }
   for (const entry of resources.clusters.entries()) {
@@ -162,7 +162,7 @@ function modifyListeners(resources: ResourceSet, mod: Mod<ResourceMatch & { tags
   const value = valueOf(mod);
   if (!value) return;
   if (mod.operation === 'Add') {
-    resources.addListener(origin, { ...value, '@type': TYPE.listener, name: String(value.name ?? '') });
+    resources.addListener(origin, { ...value, '@type': TYPE.listener, name: scalarText(value.name) });
     return;
   }
   for (const entry of resources.listeners.entries()) {
@@ -252,10 +252,10 @@ function modifyVirtualHosts(resources: ResourceSet, mod: Mod<{ origin?: string |
 /** Applies the modifications in order; resources they add get `origin`. */
 export function applyModifications(resources: ResourceSet, modifications: readonly Modification[], origin: string): void {
   for (const modification of modifications) {
-    if (modification.cluster) modifyClusters(resources, modification.cluster as Mod<ResourceMatch>, origin);
-    else if (modification.listener) modifyListeners(resources, modification.listener as Mod<ResourceMatch>, origin);
-    else if (modification.networkFilter) modifyNetworkFilters(resources, modification.networkFilter as Mod<FilterMatch>);
-    else if (modification.httpFilter) modifyHttpFilters(resources, modification.httpFilter as Mod<FilterMatch>);
-    else if (modification.virtualHost) modifyVirtualHosts(resources, modification.virtualHost as Mod<{ origin?: string; name?: string; routeConfigurationName?: string }>);
+    if (modification.cluster) modifyClusters(resources, modification.cluster, origin);
+    else if (modification.listener) modifyListeners(resources, modification.listener, origin);
+    else if (modification.networkFilter) modifyNetworkFilters(resources, modification.networkFilter);
+    else if (modification.httpFilter) modifyHttpFilters(resources, modification.httpFilter);
+    else if (modification.virtualHost) modifyVirtualHosts(resources, modification.virtualHost);
   }
 }

@@ -114,8 +114,14 @@ export function proxyStateOf(context: MeshContext, dataplane: DataplaneResource,
   };
 }
 
+/** A resource built for one proxy, with the inputs it was built from. */
+interface OwnResource {
+  readonly inputs: readonly unknown[];
+  readonly resource: Listener | Cluster;
+}
+
 /** Per stored dataplane (a new object once it changes), the resources only it has, from its last render, with their inputs. */
-const ownResources = new WeakMap<DataplaneResource, Map<string, { readonly inputs: readonly unknown[]; readonly resource: Listener | Cluster }>>();
+const ownResources = new WeakMap<DataplaneResource, Map<string, OwnResource>>();
 
 /**
  * A resource of this proxy alone (its admin listener, an inbound listener), taken from its last
@@ -128,7 +134,7 @@ const ownResources = new WeakMap<DataplaneResource, Map<string, { readonly input
 export function ownResource<T extends Listener | Cluster>(state: ProxyState, slot: string, inputs: readonly unknown[], build: () => T): T {
   if (!state.shareResources) return build();
   let slots = ownResources.get(state.dataplane);
-  if (!slots) ownResources.set(state.dataplane, (slots = new Map()));
+  if (!slots) ownResources.set(state.dataplane, (slots = new Map<string, OwnResource>()));
   const held = slots.get(slot);
   if (held && sameJson(held.inputs, inputs)) return held.resource as T;
   const resource = build();

@@ -4,7 +4,7 @@
 // after every targetRef policy.
 import { parseEnvoyConfig, type ProxyTemplateSpec } from '@mesh/model';
 import type { PolicyOf } from '@mesh/policy-matcher';
-import { TYPE, type TypedObject } from './envoy.js';
+import { scalarText, TYPE, type TypedObject } from './envoy.js';
 import { applyModifications, type Modification, type Operation, withJsonNames } from './modifications.js';
 import { isObject } from './plugins/common.js';
 import { ORIGIN, type ResourceSet, type ResourcesOfType } from './resource-set.js';
@@ -33,7 +33,7 @@ export function addRawResources(resources: ResourceSet, template: Template): voi
     const parsed = parseEnvoyConfig(raw.resource ?? '');
     if ('error' in parsed) continue;
     const resource = withJsonNames(parsed.value);
-    if (isObject(resource)) byType[String(resource['@type'])]?.add(ORIGIN.proxyTemplateRaw, raw.name ?? '', resource as TypedObject);
+    if (isObject(resource)) byType[scalarText(resource['@type'])]?.add(ORIGIN.proxyTemplateRaw, raw.name ?? '', resource as TypedObject);
   }
 }
 
@@ -61,7 +61,7 @@ function asModification(modification: TemplateModification): Modification | unde
     const operation = OPERATIONS[String(mod.operation ?? '')];
     if (operation === undefined) return undefined;
     const match = matchOf(isObject(mod.match) ? mod.match : undefined);
-    return { [member]: { operation, value: mod.value, ...(match ? { match } : {}) } } as Modification;
+    return { [member]: { operation, value: mod.value, ...(match ? { match } : {}) } };
   }
   return undefined;
 }

@@ -8,6 +8,7 @@ import { decodeSpec, DomainError, getKind, type DataplaneSpec } from '@mesh/mode
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { ResourceReader } from '@mesh/store';
+import { scalarText } from '@mesh/xds-renderer';
 import { AdsTypeStates, type DiscoveryRequest, type SentResources, type StreamEvents, type TypeStates } from './ads-stream.js';
 import { type DeltaDiscoveryRequest, DeltaTypeStates } from './delta-stream.js';
 import { type Authenticator, credentialOf } from './auth.js';
@@ -290,7 +291,8 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
     this.server.attach(this);
     options.logger.info({ proxy: node.id, proxyType: node.proxyType, grpcClient: node.grpcClient || undefined }, 'proxy connected');
     await session.start();
-    this.flush();
+    // The first insight goes out in the background; a failed write is reported by the insight writer.
+    void this.flush();
     this.flushTimer = setInterval(() => {
       // While configurations are being pushed the write waits for them to settle (a few seconds at most): pushes first.
       if (!subscription.dirty || this.flushWaiting) return;
@@ -316,13 +318,13 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
       throw new StreamRefusal('could not parse the proxy resource of the node metadata: expected JSON');
     }
     const kind = getKind(resourceType);
-    const mesh = kind.scope === 'mesh' ? String(body.mesh ?? '') : '';
+    const mesh = kind.scope === 'mesh' ? scalarText(body.mesh) : '';
     if (body.type !== kind.name || mesh !== node.mesh || body.name !== node.name) {
       throw new StreamRefusal(`proxyId ${node.id} does not match proxy resource ${String(body.type)} ${mesh}.${String(body.name)}`);
     }
     const decoded = decodeSpec(kind, body);
     if (!decoded.ok) throw new StreamRefusal(`invalid proxy resource: ${decoded.message}`);
-    return { body, spec: decoded.spec as DataplaneSpec };
+    return { body, spec: decoded.spec };
   }
 
   private async authenticate(node: ProxyNode, spec: DataplaneSpec): Promise<void> {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { ProxyConfig } from '@mesh/xds-renderer';
 import { AdsTypeStates } from './ads-stream.js';
 import { decodeMessage } from './envoy-protos.js';
 import { type Snapshot, snapshotOf, TYPE_URLS } from './snapshot.js';
 import { encodeDiscoveryResponse } from './wire.js';
-import type { ProxyConfig } from '@mesh/xds-renderer';
 
 const cluster = (name: string, timeout = '1s') => ({ '@type': TYPE_URLS.cluster, name, type: 'EDS', connectTimeout: timeout, edsClusterConfig: { edsConfig: { ads: {}, resourceApiVersion: 'V3' } } });
 const endpoints = (clusterName: string, port: number) => ({
@@ -12,7 +12,7 @@ const endpoints = (clusterName: string, port: number) => ({
   endpoints: [{ lbEndpoints: [{ endpoint: { address: { socketAddress: { address: '10.0.0.1', portValue: port } } } }] }],
 });
 const config = (parts: Partial<ProxyConfig>): Snapshot =>
-  snapshotOf({ listeners: [], clusters: [], endpoints: [], routes: [], secrets: [], ...parts } as ProxyConfig);
+  snapshotOf({ listeners: [], clusters: [], endpoints: [], routes: [], secrets: [], ...parts });
 
 interface Sent {
   typeUrl: string;

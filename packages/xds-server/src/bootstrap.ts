@@ -4,9 +4,9 @@
 // the reference's: 422 for a missing token or an invalid resource, 400 when the address the
 // runner used is not in the server certificate, 404 when the proxy is neither passed nor stored.
 import { X509Certificate } from 'node:crypto';
-import { isIpAddress, meshKind } from '@mesh/model';
-import { decodeSpec, getKind } from '@mesh/model';
+import { decodeSpec, getKind, isIpAddress, meshKind } from '@mesh/model';
 import type { ResourceReader } from '@mesh/store';
+import { scalarText } from '@mesh/xds-renderer';
 import { z } from 'zod';
 import type { Authenticator } from './auth.js';
 import { type BootstrapCall, type HttpAnswer, PLAIN_TEXT } from './transport-protocol.js';
@@ -239,8 +239,8 @@ export class BootstrapGenerator {
       if (!decoded.ok) throw new BootstrapError(422, decoded.message);
       const violations = kind.validate(decoded.spec);
       if (violations.length > 0) throw new BootstrapError(422, violations.map((violation) => `${violation.field}: ${violation.message}`).join('; '));
-      const mesh = kind.scope === 'mesh' ? String(body.mesh ?? '') : '';
-      const name = String(body.name ?? '');
+      const mesh = kind.scope === 'mesh' ? scalarText(body.mesh) : '';
+      const name = scalarText(body.name);
       const networking = decoded.spec.networking as { transparentProxying?: unknown; outbound?: unknown[] } | undefined;
       if (networking?.transparentProxying && (networking.outbound ?? []).length > 0) {
         throw new BootstrapError(422, 'outbound: should be empty since dataplane is in Transparent Proxying mode');

@@ -12,7 +12,7 @@ const endpoints = (clusterName: string, port: number) => ({
   endpoints: [{ lbEndpoints: [{ endpoint: { address: { socketAddress: { address: '10.0.0.1', portValue: port } } } }] }],
 });
 const listener = (name: string) => ({ '@type': TYPE_URLS.listener, name, address: { socketAddress: { address: '127.0.0.1', portValue: 10001 } } });
-const config = (parts: Partial<ProxyConfig>): Snapshot => snapshotOf({ listeners: [], clusters: [], endpoints: [], routes: [], secrets: [], ...parts } as ProxyConfig);
+const config = (parts: Partial<ProxyConfig>): Snapshot => snapshotOf({ listeners: [], clusters: [], endpoints: [], routes: [], secrets: [], ...parts });
 
 interface Sent {
   typeUrl: string;

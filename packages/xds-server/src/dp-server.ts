@@ -6,7 +6,7 @@ import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { ResourceReader } from '@mesh/store';
 import type { TokenService } from '@mesh/tokens';
-import type { ConfigDump, ConfigDumpSection, ProxyConfig } from '@mesh/xds-renderer';
+import { type ConfigDump, type ConfigDumpSection, type ProxyConfig, scalarText } from '@mesh/xds-renderer';
 import { AdsServer, type ConnectedProxy, type Logger } from './ads-server.js';
 import type { SentResources } from './ads-stream.js';
 import { Authenticator, type AuthnType } from './auth.js';
@@ -259,7 +259,7 @@ function sentConfig(connected: ConnectedProxy, sent: ReadonlyMap<string, SentRes
     listeners: pick(TYPE_URLS.listener, (config) => config.listeners, (listener) => listener.name),
     clusters: pick(TYPE_URLS.cluster, (config) => config.clusters, (cluster) => cluster.name),
     endpoints: pick(TYPE_URLS.endpoints, (config) => config.endpoints, (assignment) => assignment.clusterName),
-    routes: pick(TYPE_URLS.route, (config) => config.routes, (route) => String(route.name ?? '')),
+    routes: pick(TYPE_URLS.route, (config) => config.routes, (route) => scalarText(route.name)),
     secrets: pick(TYPE_URLS.secret, (config) => config.secrets, (secret) => secret.name),
   };
 }

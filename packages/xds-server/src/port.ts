@@ -15,9 +15,9 @@ export interface PortOptions {
   /** PEM certificate and key; absent serves plain text. */
   tls: { cert: string; key: string } | undefined;
   /** Takes an HTTP/2 connection (the gRPC server's connection injector). */
-  http2(connection: Duplex): void;
+  readonly http2: (connection: Duplex) => void;
   /** Answers HTTP/1.1 requests. */
-  http1(req: IncomingMessage, res: ServerResponse): void;
+  readonly http1: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export interface DataplanePort {

@@ -102,9 +102,10 @@ describe('the refresh queue', () => {
     queue.afterRun(() => order.push('no run'));
     expect(order).toEqual(['no run']);
     queue.enqueue(() => sleep(60));
-    queue.enqueue(async () => {
+    queue.enqueue(() => {
       order.push('last task');
       setImmediate(() => order.push('last responses sent'));
+      return Promise.resolve();
     });
     queue.afterRun(() => order.push('after the run'));
     expect(queue.running).toBe(true);
@@ -118,8 +119,9 @@ describe('the refresh queue', () => {
     const order: string[] = [];
     queue.enqueue(() => sleep(150));
     // The run's last task, within its last slice: what it writes leaves at the next turn.
-    queue.enqueue(async () => {
+    queue.enqueue(() => {
       setImmediate(() => order.push('last responses sent'));
+      return Promise.resolve();
     });
     void queue.whenIdle().then(() => order.push('deferred work'));
     await elapse(300);

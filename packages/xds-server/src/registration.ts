@@ -39,7 +39,7 @@ export function registeredSpec(resourceType: string, brought: Record<string, unk
     case zoneIngressKind.name:
       return { ...brought, availableServices: (stored as ZoneIngressSpec).availableServices ?? [] };
     case dataplaneKind.name:
-      return withInboundHealth(brought as DataplaneSpec, stored as DataplaneSpec) as Record<string, unknown>;
+      return withInboundHealth(brought, stored);
     default:
       return brought;
   }

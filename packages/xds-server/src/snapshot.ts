@@ -1,6 +1,6 @@
 // A proxy's configuration as the xDS server sends it: per resource type, the encoded resources by
 // name and a version that changes only when they do (docs/xds.md, Versions).
-import type { ProxyConfig } from '@mesh/xds-renderer';
+import { type ProxyConfig, scalarText } from '@mesh/xds-renderer';
 import { type EncodedResource, encodeResource, TYPE_URLS, versionOf } from './wire.js';
 
 export { TYPE_URLS };
@@ -146,7 +146,7 @@ export function snapshotOf(config: ProxyConfig, previous?: Snapshot): Snapshot {
       typeSnapshot(TYPE_URLS.endpoints, encoded(config.endpoints, (assignment) => assignment.clusterName, last?.endpoints), typeBefore(TYPE_URLS.endpoints), `.${clusters.version.slice(0, 8)}`),
     ],
     [TYPE_URLS.secret, typeSnapshot(TYPE_URLS.secret, encoded(config.secrets, (secret) => secret.name, last?.secrets), typeBefore(TYPE_URLS.secret))],
-    [TYPE_URLS.route, typeSnapshot(TYPE_URLS.route, encoded(config.routes, (route) => String(route.name ?? ''), last?.routes), typeBefore(TYPE_URLS.route))],
+    [TYPE_URLS.route, typeSnapshot(TYPE_URLS.route, encoded(config.routes, (route) => scalarText(route.name), last?.routes), typeBefore(TYPE_URLS.route))],
   ]);
   return { config, types };
 }

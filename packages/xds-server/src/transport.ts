@@ -203,11 +203,11 @@ export class DataplaneTransport {
         const { variant, authorization, peerAddress } = notes[events[at + 2]!]!;
         if (variant === 'sotw') {
           const call = new TransportCall(this, id, authorization, peerAddress, CODECS.sotw);
-          this.calls.set(id, call as TransportCall<unknown, unknown>);
+          this.calls.set(id, call);
           this.options.onStream(call);
         } else {
           const call = new TransportCall(this, id, authorization, peerAddress, CODECS.delta);
-          this.calls.set(id, call as TransportCall<unknown, unknown>);
+          this.calls.set(id, call);
           this.options.onDeltaStream(call);
         }
         continue;

@@ -107,11 +107,13 @@ describe('resources on the wire', () => {
     setFlagsFromString('--expose-gc');
     const collectGarbage = runInNewContext('gc') as () => void;
     const cluster = () => ({ '@type': CLUSTER, name: 'held', connectTimeout: '3s', lbPolicy: 'RANDOM' });
-    let held: object | undefined = encodeResource('held', cluster());
-    const released = new WeakRef(held);
-    expect(encodeResource('held', cluster())).toBe(held);
+    // The only reference to the encoding, dropped below so that the collector may reclaim it.
+    const holder: { encoding?: object } = {};
+    holder.encoding = encodeResource('held', cluster());
+    const released = new WeakRef(holder.encoding);
+    expect(encodeResource('held', cluster())).toBe(holder.encoding);
     const holding = encodingCacheBytes();
-    held = undefined;
+    delete holder.encoding;
     // Weak references hold until the current job ends; finalizers run in a later task.
     for (let round = 0; round < 10 && released.deref() !== undefined; round++) {
       await new Promise((resolve) => setTimeout(resolve, 10));

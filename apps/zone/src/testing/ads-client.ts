@@ -225,26 +225,46 @@ function decodeAny(any: { type_url: string; value: Buffer }): Record<string, unk
   return definition.deserialize(any.value);
 }
 
+/** A response as the proto loader decodes it (`defaults: false`: a field left at its default is absent). */
+interface RawDiscoveryResponse {
+  version_info?: string;
+  type_url?: string;
+  nonce?: string;
+  resources?: Array<{ type_url: string; value: Buffer }>;
+}
+
 function decodeResponse(response: Record<string, unknown>): DiscoveryResponse {
-  const resources = (response.resources as Array<{ type_url: string; value: Buffer }> | undefined) ?? [];
+  const raw = response as RawDiscoveryResponse;
   return {
-    version_info: String(response.version_info ?? ''),
-    type_url: String(response.type_url ?? ''),
-    nonce: String(response.nonce ?? ''),
-    resources: resources.map(decodeAny),
+    version_info: raw.version_info ?? '',
+    type_url: raw.type_url ?? '',
+    nonce: raw.nonce ?? '',
+    resources: (raw.resources ?? []).map(decodeAny),
   };
+}
+
+/** A delta response as the proto loader decodes it. */
+interface RawDeltaDiscoveryResponse {
+  system_version_info?: string;
+  type_url?: string;
+  nonce?: string;
+  resources?: Array<{ name: string; version: string; resource: { type_url: string; value: Buffer } }>;
+  removed_resources?: string[];
 }
 
 function decodeDeltaResponse(response: Record<string, unknown>): DeltaDiscoveryResponse {
-  const resources = (response.resources as Array<{ name: string; version: string; resource: { type_url: string; value: Buffer } }> | undefined) ?? [];
+  const raw = response as RawDeltaDiscoveryResponse;
   return {
-    system_version_info: String(response.system_version_info ?? ''),
-    type_url: String(response.type_url ?? ''),
-    nonce: String(response.nonce ?? ''),
-    resources: resources.map((entry) => ({ name: entry.name, version: entry.version, resource: decodeAny(entry.resource) })),
-    removed_resources: (response.removed_resources as string[] | undefined) ?? [],
+    system_version_info: raw.system_version_info ?? '',
+    type_url: raw.type_url ?? '',
+    nonce: raw.nonce ?? '',
+    resources: (raw.resources ?? []).map((entry) => ({ name: entry.name, version: entry.version, resource: decodeAny(entry.resource) })),
+    removed_resources: raw.removed_resources ?? [],
   };
 }
 
+const stringField = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
 /** The names of a response's resources (listeners, clusters, secrets by `name`; endpoints by `cluster_name`). */
-export const resourceNames = (response: DiscoveryResponse): string[] => response.resources.map((resource) => String(resource.name ?? resource.cluster_name ?? ''));
+export const resourceNames = (response: DiscoveryResponse): string[] => response.resources.map((resource) => stringField(resource.name) ?? stringField(resource.cluster_name) ?? '');
+

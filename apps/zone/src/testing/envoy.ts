@@ -166,8 +166,11 @@ export async function startDataplane(options: DataplaneOptions): Promise<Datapla
   };
 }
 
+/** A thrown value as a failure message shows it. */
+const describeError = (error: unknown): string => (error instanceof Error ? String(error) : JSON.stringify(error));
+
 /** Polls `read` until `check` holds, or fails after `timeoutMs` with the last value read. */
-export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(read: () => T | Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   let lastError: unknown;
@@ -179,7 +182,7 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
       lastError = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${lastError ? String(lastError) : JSON.stringify(last)}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${lastError === undefined ? JSON.stringify(last) : describeError(lastError)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

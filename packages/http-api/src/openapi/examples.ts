@@ -11,6 +11,9 @@ export const exampleOf = (kind: AnyKind): KindExample | undefined => kind.exampl
 export const exampleParams = (example: KindExample): Record<string, string> =>
   example.mesh !== undefined ? { mesh: example.mesh, name: example.name } : { name: example.name };
 
+/** The example's captures of a list path: `{mesh}`, or none for a global kind. */
+export const exampleListParams = (example: KindExample): Record<string, string> => (example.mesh !== undefined ? { mesh: example.mesh } : {});
+
 /** The example as a `PUT` body. */
 export const exampleBody = (kind: AnyKind, example: KindExample): Record<string, unknown> => ({
   type: kind.acceptedTypes[0],

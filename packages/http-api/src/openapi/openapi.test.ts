@@ -39,7 +39,7 @@ function exampleRequest({ path, operation }: Operation): { url: string; body?: u
   }
   const body = operation.requestBody?.content?.['application/json']?.example;
   if (operation.requestBody && body === undefined) missing.push('body');
-  return { url: query.size > 0 ? `${url}?${query}` : url, ...(body !== undefined ? { body } : {}), missing };
+  return { url: query.size > 0 ? `${url}?${query.toString()}` : url, ...(body !== undefined ? { body } : {}), missing };
 }
 
 let api: TestApi;

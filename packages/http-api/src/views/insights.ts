@@ -18,7 +18,7 @@ import { nameFilter } from '../query.js';
 
 
 /** Aggregates reflect every write made before the request. */
-async function readInsights(ctx: ApiContext, req: Request) {
+async function readInsights(ctx: ApiContext) {
   await ctx.insights.settled();
   return ctx.insights;
 }
@@ -31,7 +31,7 @@ function sendEncoded(res: Response, json: Buffer): void {
 }
 
 async function listMeshInsights(ctx: ApiContext, pages: AssembledPages, req: Request, res: Response) {
-  const insights = await readInsights(ctx, req);
+  const insights = await readInsights(ctx);
   const page = parsePage(req);
   const names = insights.meshNames().filter((name) => name.includes(nameFilter(req)));
   const found = pageOf(names, page, (name) => ({ mesh: '', name }));
@@ -41,13 +41,13 @@ async function listMeshInsights(ctx: ApiContext, pages: AssembledPages, req: Req
 }
 
 async function getMeshInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
-  const insight = (await readInsights(ctx, req)).meshInsight(params.name!);
+  const insight = (await readInsights(ctx)).meshInsight(params.name!);
   if (!insight) throw resourceNotFound();
   sendEncoded(res, meshInsightBytes(insight));
 }
 
 async function listServiceInsights(ctx: ApiContext, pages: AssembledPages, req: Request, res: Response, mesh: string | undefined) {
-  const insights = await readInsights(ctx, req);
+  const insights = await readInsights(ctx);
   const page = parsePage(req, 'Could not paginate resources');
   const services = insights.listServices(mesh, nameFilter(req));
   const found = pageOf(services, page, (service) => service);
@@ -58,7 +58,7 @@ async function listServiceInsights(ctx: ApiContext, pages: AssembledPages, req: 
 
 /** A service nobody names answers with empty counts; only a missing mesh is not found. */
 async function getServiceInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
-  const insight = (await readInsights(ctx, req)).serviceInsight(params.mesh!, params.name!);
+  const insight = (await readInsights(ctx)).serviceInsight(params.mesh!, params.name!);
   if (!insight) throw resourceNotFound();
   sendEncoded(res, serviceInsightBytes(insight));
 }
@@ -72,7 +72,7 @@ async function countGlobalResources(ctx: ApiContext, req: Request, res: Response
 }
 
 async function summarizeGlobally(ctx: ApiContext, req: Request, res: Response) {
-  const insights = await readInsights(ctx, req);
+  const insights = await readInsights(ctx);
   sendJson(res, 200, JSON.stringify(await insights.globalInsight()));
 }
 

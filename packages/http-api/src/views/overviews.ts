@@ -1,7 +1,7 @@
 // Overviews: a proxy or zone joined with its insight (`DataplaneOverview`, `ZoneOverview`, ...),
 // at `<path>/_overview`, `<path>/{name}/_overview` and the reference's older `dataplanes+insights`
 // style paths (docs/api.md, Lists). JSON is assembled from the stored texts.
-import { DomainError, INSIGHT_LINKS, resourceNotFound, type InsightLink } from '@mesh/model';
+import { INSIGHT_LINKS, resourceNotFound, type InsightLink } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
@@ -12,7 +12,7 @@ import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { parseListFilter } from '../list-filters.js';
 import { AssembledPages, joinItems, sendCollection } from '../page-cache.js';
-import { exampleOf, exampleParams } from '../openapi/examples.js';
+import { exampleListParams, exampleOf, exampleParams } from '../openapi/examples.js';
 import { collectionOf, component, kindSchemas, LabelsSchema, timestamp } from '../openapi/schemas.js';
 import { nextPageUrl, parsePage } from '../pagination.js';
 import type { RouteDoc } from '../route-doc.js';
@@ -125,7 +125,7 @@ function overviewDocs(link: InsightLink): { list: (path: string) => RouteDoc; ge
       query: listFilterParameters(link.entity),
       responses: { 200: { description: 'A page of overviews.', schema: listSchema } },
       errors: [400],
-      ...(example ? { example: { params: path.includes('{mesh}') && example.mesh !== undefined ? { mesh: example.mesh } : ({} as Record<string, string>) } } : {}),
+      ...(example ? { example: { params: path.includes('{mesh}') ? exampleListParams(example) : {} } } : {}),
     }),
     get: {
       summary: `Get a ${one} with its runtime state`,

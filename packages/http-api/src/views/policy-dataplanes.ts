@@ -6,7 +6,6 @@
 import {
   dataplaneKind,
   dataplaneTagSets,
-  DomainError,
   policyKinds,
   resourceNotFound,
   targetRefPolicyKinds,

@@ -1,7 +1,7 @@
 // The targetRef policies applied to a proxy's generated resources, one module per kind, in the
 // reference's order: routes first (they make listeners and clusters), then what configures them,
 // proxy patches last (docs/policies.md, What each policy does to the proxy).
-import { type TargetRefPolicyKind, targetRefRulesOf, type TargetRefRules } from '@mesh/policy-matcher';
+import { type TargetRefPolicyKind, targetRefRulesOf } from '@mesh/policy-matcher';
 import type { Plugin, PluginInput } from './common.js';
 import { applyMeshAccessLog } from './mesh-access-log.js';
 import { applyMeshCircuitBreaker } from './mesh-circuit-breaker.js';
@@ -44,6 +44,6 @@ export const TARGET_REF_PLUGINS: readonly Step[] = [
 export function applyTargetRefPolicies(input: PluginInput): void {
   for (const [kind, plugin] of TARGET_REF_PLUGINS) {
     const rules = targetRefRulesOf(input.match, kind);
-    if (rules) (plugin as Plugin<TargetRefPolicyKind>)(input, rules as TargetRefRules);
+    if (rules) (plugin as Plugin<TargetRefPolicyKind>)(input, rules);
   }
 }

@@ -5,7 +5,7 @@
 import type { MeshAccessLogConf } from '@mesh/model';
 import { PASS_THROUGH_SERVICE } from '@mesh/policy-matcher';
 import { configureUpstreamHttp, staticCluster } from '../clusters.js';
-import { type JsonObject, type JsonValue, type Listener, TYPE, type TypedObject, typedExtension } from '../envoy.js';
+import { type JsonObject, type JsonValue, type Listener, scalarText, TYPE, typedExtension } from '../envoy.js';
 import { type AccessLogSubject, DEFAULT_HTTP_LOG_FORMAT, DEFAULT_NETWORK_LOG_FORMAT, interpolateLogFormat } from '../filters.js';
 import { passThroughNames } from '../names.js';
 import { ORIGIN } from '../resource-set.js';
@@ -55,7 +55,7 @@ class Collectors {
 }
 
 const fileLog = (path: string, logFormat: JsonObject): JsonObject =>
-  typedExtension('envoy.access_loggers.file', { '@type': TYPE.fileAccessLog, logFormat, path } as TypedObject);
+  typedExtension('envoy.access_loggers.file', { '@type': TYPE.fileAccessLog, logFormat, path });
 
 const withOmitEmpty = (format: JsonObject, omit: boolean | undefined): JsonObject => (omit ? { ...format, omitEmptyValues: true } : format);
 
@@ -99,7 +99,7 @@ function interpolateAnyValue(value: JsonObject, fill: (text: string) => string):
     const entries = (value.kvlistValue.values ?? []) as JsonObject[];
     return {
       kvlistValue: {
-        values: entries.map((entry) => ({ key: fill(String(entry.key ?? '')), ...(isObject(entry.value) ? { value: interpolateAnyValue(entry.value, fill) } : {}) })),
+        values: entries.map((entry) => ({ key: fill(scalarText(entry.key)), ...(isObject(entry.value) ? { value: interpolateAnyValue(entry.value, fill) } : {}) })),
       },
     };
   }
@@ -147,7 +147,7 @@ function openTelemetryBackend(backend: NonNullable<Backend['openTelemetry']>, de
     commonConfig: { logName: 'MeshAccessLog', grpcService: { envoyGrpc: { clusterName: site.collectors.clusterName(backend.endpoint) } }, transportApiVersion: 'V3' },
     body,
     attributes: attributes.length > 0 ? { values: attributes } : {},
-  } as TypedObject);
+  });
 }
 
 function accessLogOf(backend: Backend, defaultFormat: string, site: LogSite): JsonObject | undefined {

@@ -93,7 +93,7 @@ function healthCheck(conf: MeshHealthCheckConf): JsonObject {
 
 function commonLbConfigOf(cluster: Cluster): JsonObject {
   if (!isObject(cluster.commonLbConfig)) cluster.commonLbConfig = {};
-  return cluster.commonLbConfig as JsonObject;
+  return cluster.commonLbConfig;
 }
 
 function configureCluster(cluster: Cluster, conf: MeshHealthCheckConf, protocol: Protocol, tagsHeader: string): void {

@@ -4,7 +4,7 @@
 // order of the failover rules (each rule one priority lower), or through the zone egress.
 import { createHash } from 'node:crypto';
 import { type MeshLoadBalancingStrategyConf, ZONE_TAG } from '@mesh/model';
-import { type Cluster, type ClusterLoadAssignment, type JsonObject, type JsonValue, TYPE } from '../envoy.js';
+import { type Cluster, type ClusterLoadAssignment, type JsonObject, scalarText, TYPE } from '../envoy.js';
 import { ORIGIN } from '../resource-set.js';
 import {
   confOf,
@@ -198,13 +198,13 @@ function egressLocality(groups: readonly CrossZoneGroup[]): Locality {
 
 const lbTagsOf = (lbEndpoint: JsonObject): Record<string, string> => {
   const metadata = isObject(lbEndpoint.metadata) && isObject(lbEndpoint.metadata.filterMetadata) ? lbEndpoint.metadata.filterMetadata['envoy.lb'] : undefined;
-  return isObject(metadata) ? (Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, String(value)])) as Record<string, string>) : {};
+  return isObject(metadata) ? Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, scalarText(value)])) : {};
 };
 
 const addressOf = (lbEndpoint: JsonObject): { address: string; port: number } => {
   const endpoint = isObject(lbEndpoint.endpoint) ? lbEndpoint.endpoint : {};
   const socket = isObject(endpoint.address) && isObject(endpoint.address.socketAddress) ? endpoint.address.socketAddress : {};
-  return { address: String(socket.address ?? ''), port: Number(socket.portValue ?? 0) };
+  return { address: scalarText(socket.address), port: Number(socket.portValue ?? 0) };
 };
 
 /** The assignment again, each endpoint in the locality the rules give it (endpoints of zones no rule allows are left out). */
@@ -241,7 +241,7 @@ export function localityAwareAssignment(scope: LocalityScope, assignment: Cluste
     }
   }
   const groups = [...byLocality.values()].map(({ locality, lbEndpoints }): JsonObject => {
-    const group: JsonObject = { lbEndpoints: [...lbEndpoints].sort(byAddressThenPort) as JsonValue[] };
+    const group: JsonObject = { lbEndpoints: [...lbEndpoints].sort(byAddressThenPort) };
     const description: JsonObject = {};
     if (locality.zone) description.zone = locality.zone;
     if (locality.subZone) description.subZone = locality.subZone;
@@ -254,7 +254,7 @@ export function localityAwareAssignment(scope: LocalityScope, assignment: Cluste
   const threshold = Math.trunc(Number(conf.localityAwareness?.crossZone?.failoverThreshold?.percentage ?? 0));
   // Integer division, as the reference's: a threshold that does not divide 100 rounds the factor down.
   const overprovisioningFactor = threshold > 0 ? Math.trunc(100 / threshold) * 100 : DEFAULT_OVERPROVISIONING_FACTOR;
-  return { '@type': TYPE.clusterLoadAssignment, clusterName: assignment.clusterName, endpoints: groups as JsonValue[], policy: { overprovisioningFactor } };
+  return { '@type': TYPE.clusterLoadAssignment, clusterName: assignment.clusterName, endpoints: groups, policy: { overprovisioningFactor } };
 }
 
 function byAddressThenPort(a: JsonObject, b: JsonObject): number {
@@ -265,7 +265,7 @@ function byAddressThenPort(a: JsonObject, b: JsonObject): number {
 }
 
 function byLocalityThenSize(a: JsonObject, b: JsonObject): number {
-  const name = (group: JsonObject) => (isObject(group.locality) ? `${group.locality.zone ?? ''}${group.locality.subZone ?? ''}` : '');
+  const name = (group: JsonObject) => (isObject(group.locality) ? scalarText(group.locality.zone) + scalarText(group.locality.subZone) : '');
   const [left, right] = [name(a), name(b)];
   if (left !== '' || right !== '') return left < right ? -1 : left > right ? 1 : 0;
   return objectsOf(a.lbEndpoints).length - objectsOf(b.lbEndpoints).length;

@@ -113,10 +113,11 @@ function httpRetryPolicy(conf: HttpConf): JsonObject {
     else if (condition.startsWith(HTTP_METHOD_PREFIX)) methods.push(condition.slice(HTTP_METHOD_PREFIX.length).toUpperCase());
     else retryOn.push(HTTP_RETRY_ON[condition] ?? '');
   }
-  if (retryOn.length > 0) policy.retryOn = retryOn.join(',');
+  const retryOnText = retryOn.length > 0 ? retryOn.join(',') : HTTP_RETRY_ON_DEFAULT;
+  policy.retryOn = retryOnText;
   if (statusCodes.length > 0) {
     policy.retriableStatusCodes = statusCodes;
-    const conditions = String(policy.retryOn).split(',');
+    const conditions = retryOnText.split(',');
     if (!conditions.includes(RETRIABLE_STATUS_CODES)) policy.retryOn = [...conditions, RETRIABLE_STATUS_CODES].join(',');
   }
   const requestHeaders = [

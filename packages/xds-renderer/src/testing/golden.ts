@@ -2,7 +2,7 @@
 // diff), the resources targetRef policies change, and the Envoy schema check of a configuration.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import type { TypedObject } from '../envoy.js';
+import { scalarText, type TypedObject } from '../envoy.js';
 import type { ProxyConfig } from '../proxy.js';
 import { envoySchemaErrors } from './envoy-schema.js';
 
@@ -19,14 +19,14 @@ const allResources = (config: ProxyConfig): TypedObject[] => [...config.listener
 /** Every resource of the configuration decodes with Envoy's message definitions. */
 export function expectEnvoyAccepts(config: ProxyConfig): void {
   const problems = allResources(config).flatMap((resource) =>
-    envoySchemaErrors(resource).map((error) => `${String(resource.name ?? resource.clusterName ?? resource['@type'])}: ${error}`),
+    envoySchemaErrors(resource).map((error) => `${scalarText(resource.name ?? resource.clusterName ?? resource['@type'])}: ${error}`),
   );
   expect(problems).toEqual([]);
 }
 
 type Named = TypedObject & { name?: unknown; clusterName?: unknown };
 
-const nameOf = (resource: Named): string => String(resource.name ?? resource.clusterName ?? '');
+const nameOf = (resource: Named): string => scalarText(resource.name ?? resource.clusterName);
 
 /** What a configuration has that another has not (or has otherwise), by type, and the names it lost. */
 export function changedResources(before: ProxyConfig, after: ProxyConfig): Record<string, unknown> {

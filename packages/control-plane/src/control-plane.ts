@@ -90,7 +90,6 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     };
     if (leadership.isLeader) await createDefaults();
     leadership.onChange((leader) => {
-      logger.info({ leader }, leader ? 'leading the instances on this store' : 'following the leader on this store');
       if (leader) createDefaults().catch((err: unknown) => logger.error({ err }, 'the defaults (mesh, signing keys, admin token) could not be created'));
     });
     await insights.start();

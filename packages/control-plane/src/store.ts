@@ -47,7 +47,14 @@ export async function openStore(config: ControlPlaneConfig, logger: Logger): Pro
   const options = postgresOptions(config);
   const store = await PostgresResourceStore.open(options);
   const listeners: Array<(leader: boolean) => void> = [];
-  const election = new PostgresLeaderElection({ connection: connectionConfig(options), onChange: (leader) => listeners.forEach((l) => l(leader)) });
+  // Logged here, where the election starts: it may be won before the control plane listens.
+  const election = new PostgresLeaderElection({
+    connection: connectionConfig(options),
+    onChange: (leader) => {
+      logger.info({ leader }, leader ? 'leading the instances on this store' : 'following the leader on this store');
+      listeners.forEach((listener) => listener(leader));
+    },
+  });
   election.start();
   const leadership: Leadership = {
     get isLeader() {

@@ -142,7 +142,10 @@ describe('a global and two zones', () => {
         .map((block) => ({ event: /^event: (.*)$/m.exec(block)?.[1], data: /^data: (.*)$/m.exec(block)?.[1] }))
         .filter((block) => block.event !== undefined)
         .map((block) => ({ event: block.event, data: JSON.parse(block.data!) as { name?: string; resource?: { labels?: Record<string, string> } } }));
-    await eventually(async () => expect(events().map((e) => e.event)).toContain('synced'));
+    await eventually(() => {
+      expect(events().map((e) => e.event)).toContain('synced');
+      return Promise.resolve();
+    });
     expect(events()[0]).toMatchObject({ event: 'put', data: { name: 'zone-1.backend-1' } });
 
     const labelled = { ...dataplane('backend-1', '10.1.0.1', 'backend'), labels: { team: 'payments' } };

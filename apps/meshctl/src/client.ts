@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { type ControlPlaneEntry, UserError } from './config.js';
+import type { ApiResource } from './output.js';
 
 export interface ApiReply {
   status: number;
@@ -101,4 +102,79 @@ export class ApiClient {
     }
     return { items, total: first.total };
   }
+
+  /**
+   * The events of the change stream at `path` (`/events?...`), as they come. A dropped connection
+   * is opened again with the last event's revision, so no change is missed or repeated.
+   */
+  async *watch(path: string): AsyncGenerator<StreamEvent> {
+    let lastId: string | undefined;
+    for (;;) {
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      if (this.token) headers.authorization = `Bearer ${this.token}`;
+      if (lastId !== undefined) headers['last-event-id'] = lastId;
+      let response;
+      try {
+        response = await request(`${this.baseUrl}${path}`, { method: 'GET', headers, dispatcher: this.dispatcher, bodyTimeout: 0 });
+      } catch (error) {
+        throw new UserError(`Error: could not reach the control plane at ${this.baseUrl} (${(error as { code?: string }).code ?? (error as Error).message})`);
+      }
+      if (response.statusCode >= 400) {
+        const text = await response.body.text();
+        throw new UserError(describeApiError({ status: response.statusCode, text, json: parseJson(text) }));
+      }
+      let buffer = '';
+      try {
+        for await (const chunk of response.body) {
+          buffer += (chunk as Buffer).toString('utf8');
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) !== -1) {
+            const event = parseEvent(buffer.slice(0, end));
+            buffer = buffer.slice(end + 2);
+            if (!event) continue;
+            if (event.id !== undefined) lastId = event.id;
+            yield event;
+          }
+        }
+      } catch {
+        // The connection dropped: opened again below, from the last revision seen.
+      }
+    }
+  }
+}
+
+/** One event of the change stream: `put`, `delete`, `synced` or `resync`, with its data. */
+export interface StreamEvent {
+  event: string;
+  id?: string;
+  data: StreamEventData;
+}
+
+/** The `data:` of a `put` or `delete` (`resource` on a `put`), or of `synced` and `resync` (`revision` alone). */
+export interface StreamEventData {
+  revision: number;
+  type?: string;
+  mesh?: string;
+  name?: string;
+  resource?: ApiResource;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An event's lines; undefined for a comment. */
+function parseEvent(block: string): StreamEvent | undefined {
+  const fields: Record<string, string> = {};
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
+  }
+  if (fields.event === undefined) return undefined;
+  return { event: fields.event, ...(fields.id !== undefined ? { id: fields.id } : {}), data: parseJson(fields.data ?? '') as StreamEventData };
 }

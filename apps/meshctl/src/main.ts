@@ -7,7 +7,7 @@ import { Argument, Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { ApiClient, describeApiError } from './client.js';
 import { configPath, currentControlPlane, readClientConfig, UserError, writeClientConfig, type ClientConfig } from './config.js';
-import { ago, kindColumns, structured, table, type ApiResource, type Format } from './output.js';
+import { ago, kindColumns, structured, table, TableStream, type ApiResource, type Format } from './output.js';
 
 const VERSION = '0.1.0';
 
@@ -142,21 +142,59 @@ for (const kind of NAMED_KINDS) {
     .description(`show ${kind.displayName}`)
     .option('--size <n>', 'one page of this many items')
     .option('--offset <n>', 'one page starting here')
-    .action(async (options: { size?: string; offset?: string }) => {
+    .option('-w, --watch', 'print the list, then each change as it arrives')
+    .action(async (options: { size?: string; offset?: string; watch?: boolean }) => {
       const { mesh, output } = globals();
+      if (options.watch) return watchChanges(kind, mesh, undefined, output);
       const listed = await client().list<ApiResource>(collectionPath(kind, mesh), page(options));
       print(output === 'table' ? table(kindColumns(kind), listed.items) : structured(output, { items: listed.items, total: listed.total, next: listed.next ?? null }));
     });
   get
     .command(`${kind.cliNames!.singular} <name>`)
     .description(`show one ${kind.singularDisplayName}`)
-    .action(async (name: string) => {
+    .option('-w, --watch', 'print it, then each change as it arrives')
+    .action(async (name: string, options: { watch?: boolean }) => {
       const { mesh, output } = globals();
+      if (options.watch) return watchChanges(kind, mesh, name, output);
       const reply = await client().call('GET', entityPath(kind, mesh, name));
       if (reply.status === 404) throw new UserError(`Error: No resources found in ${mesh} mesh`);
       if (reply.status >= 400) throw new UserError(describeApiError(reply));
       print(output === 'table' ? table(kindColumns(kind), [reply.json as ApiResource]) : structured(output, reply.json));
     });
+}
+
+/**
+ * `get --watch`: the current state, then each change, from the change stream (`GET /events`). A
+ * table prints its rows as they come (a deleted resource's last row, its age `deleted`); `-o json`
+ * prints one event a line, `-o yaml` one document an event.
+ */
+async function watchChanges(kind: AnyKind, mesh: string, name: string | undefined, output: Format): Promise<void> {
+  const query = new URLSearchParams({ type: kind.name, initial: 'true' });
+  if (kind.scope === 'mesh') query.set('mesh', mesh);
+  if (name !== undefined) query.set('name', name);
+  const rows = new TableStream(kindColumns(kind));
+  const lastSeen = new Map<string, ApiResource>();
+  let initial: ApiResource[] | undefined = [];
+  for await (const { event, data } of client().watch(`/events?${query.toString()}`)) {
+    if (output !== 'table') {
+      if (event === 'put' || event === 'delete') print(output === 'json' ? `${JSON.stringify({ event, ...data })}\n` : `---\n${structured('yaml', { event, ...data })}`);
+      continue;
+    }
+    const { name: changed = '', resource } = data;
+    if (event === 'resync') initial = [];
+    else if (event === 'synced') {
+      print(rows.start(initial ?? []));
+      initial = undefined;
+    } else if (event === 'put' && resource) {
+      lastSeen.set(changed, resource);
+      if (initial) initial.push(resource);
+      else print(rows.row(resource));
+    } else if (event === 'delete') {
+      const last = lastSeen.get(changed);
+      lastSeen.delete(changed);
+      if (last) print(rows.row(last, 'deleted'));
+    }
+  }
 }
 
 program

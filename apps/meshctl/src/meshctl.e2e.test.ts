@@ -1,5 +1,5 @@
 // meshctl as a user runs it: a subprocess against the real zone binary, with its own config file.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -153,6 +153,43 @@ spec:
     await meshctl('config', 'control-planes', 'switch', '--name', 'test');
     expect(Buffer.from((await meshctl('generate', 'signing-key')).stdout.trim(), 'base64').toString()).toContain('BEGIN RSA PRIVATE KEY');
   });
+
+  it('watches: prints the list, then each change as it arrives, as table rows or JSON lines', async () => {
+    const watching = (...args: string[]) => {
+      const child = spawn(process.execPath, [MESHCTL, ...args], { env: { PATH: process.env.PATH ?? '', MESHCTL_CONFIG: join(dir, 'config'), HOME: dir } });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const until = async (pattern: RegExp) => {
+        const deadline = Date.now() + 30_000;
+        while (!pattern.test(stdout)) {
+          if (Date.now() > deadline) throw new Error(`meshctl printed: ${stdout}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
+      return { child, until, lines: () => stdout.trim().split('\n') };
+    };
+    const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+    const dataplane = (name: string) => ({ type: 'Dataplane', mesh: 'default', name, networking: { address: '10.0.0.2', inbound: [{ port: 8080, tags: { 'mesh.io/service': 'api' } }] } });
+    const rows = watching('get', 'dataplanes', '--watch');
+    const lines = watching('get', 'dataplane', 'api-1', '--watch', '-o', 'json');
+    try {
+      await rows.until(/web-1/);
+      expect(rows.lines()[0]).toMatch(/^MESH\s+NAME\s+TAGS\s+AGE$/);
+      expect((await fetch(`${cp.url}/meshes/default/dataplanes/api-1`, { method: 'PUT', headers: admin, body: JSON.stringify(dataplane('api-1')) })).status).toBe(201);
+      await rows.until(/api-1/);
+      expect(rows.lines().at(-1)).toMatch(/^default\s+api-1\s+mesh\.io\/service=api\s+\d+s$/);
+      expect((await fetch(`${cp.url}/meshes/default/dataplanes/api-1`, { method: 'DELETE', headers: admin })).status).toBe(200);
+      await rows.until(/deleted/);
+      expect(rows.lines().at(-1)).toMatch(/^default\s+api-1\s+mesh\.io\/service=api\s+deleted$/);
+      await lines.until(/"delete"/);
+      const events = lines.lines().map((line) => JSON.parse(line) as { event: string; name: string; resource?: { networking: unknown } });
+      expect(events.map((e) => `${e.event} ${e.name}`)).toEqual(['put api-1', 'delete api-1']);
+      expect(events[0]!.resource).toMatchObject({ type: 'Dataplane', name: 'api-1', networking: { address: '10.0.0.2' } });
+    } finally {
+      rows.child.kill();
+      lines.child.kill();
+    }
+  }, 60_000);
 
   it('shows API errors with their causes, deletes, and reports an unreachable control plane in one line', async () => {
     const file = join(dir, 'bad.yaml');

@@ -17,6 +17,31 @@ export function table<T>(columns: readonly Column<T>[], items: readonly T[]): st
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join('').trimEnd()).join('\n') + '\n';
 }
 
+/**
+ * A table printed a row at a time, as changes arrive: the columns are as wide as the first rows
+ * (the current state) made them; a longer cell later pushes its row's next cells along.
+ */
+export class TableStream<T> {
+  private widths: number[] | undefined;
+
+  constructor(private readonly columns: readonly Column<T>[]) {}
+
+  /** The header and the first rows, aligned together. */
+  start(items: readonly T[]): string {
+    const text = table(this.columns, items);
+    const rows = [this.columns.map((c) => c.header), ...items.map((item) => this.columns.map((c) => c.value(item)))];
+    this.widths = this.columns.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+    return text;
+  }
+
+  /** One more row; `lastCell` in place of the last column's value when given. */
+  row(item: T, lastCell?: string): string {
+    const cells = this.columns.map((c, i) => (lastCell !== undefined && i === this.columns.length - 1 ? lastCell : c.value(item)));
+    const widths = this.widths ?? cells.map((cell) => cell.length);
+    return cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join('').trimEnd() + '\n';
+  }
+}
+
 /** One resource, or a list of them as the API lists them. */
 export function structured(format: 'yaml' | 'json', value: unknown): string {
   return format === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value);

@@ -127,6 +127,40 @@ describe('a global and two zones', () => {
     expect((await get(zone2, '/meshes/shop/dataplanes')).body.total).toBe(0);
   });
 
+  it('streams on the global’s /events what a zone syncs to it: the current state, then each change', async () => {
+    const aborted = new AbortController();
+    const stream = await fetch(`${global.url}/events?type=Dataplane&mesh=shop&initial=true`, { headers: { accept: 'text/event-stream' }, signal: aborted.signal });
+    expect(stream.status).toBe(200);
+    let received = '';
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of stream.body!) received += decoder.decode(chunk as Uint8Array, { stream: true });
+    })().catch(() => {});
+    const events = () =>
+      received
+        .split('\n\n')
+        .map((block) => ({ event: /^event: (.*)$/m.exec(block)?.[1], data: /^data: (.*)$/m.exec(block)?.[1] }))
+        .filter((block) => block.event !== undefined)
+        .map((block) => ({ event: block.event, data: JSON.parse(block.data!) as { name?: string; resource?: { labels?: Record<string, string> } } }));
+    await eventually(() => {
+      expect(events().map((e) => e.event)).toContain('synced');
+      return Promise.resolve();
+    });
+    expect(events()[0]).toMatchObject({ event: 'put', data: { name: 'zone-1.backend-1' } });
+
+    const labelled = { ...dataplane('backend-1', '10.1.0.1', 'backend'), labels: { team: 'payments' } };
+    expect((await put(zone1, '/meshes/shop/dataplanes/backend-1', labelled)).status).toBe(200);
+    await eventually(async () => {
+      const last = events().at(-1)!;
+      expect(last).toMatchObject({ event: 'put', data: { name: 'zone-1.backend-1', resource: { labels: { team: 'payments', 'mesh.io/zone': 'zone-1' } } } });
+      expect(last.data.resource).toEqual((await get(global, '/meshes/shop/dataplanes/zone-1.backend-1')).body);
+    });
+    aborted.abort();
+    await reading;
+    expect((await put(zone1, '/meshes/shop/dataplanes/backend-1', dataplane('backend-1', '10.1.0.1', 'backend'))).status).toBe(200);
+    await eventually(async () => expect((await get(global, '/meshes/shop/dataplanes/zone-1.backend-1')).body.labels).toEqual({ 'mesh.io/origin': 'zone', 'mesh.io/zone': 'zone-1' }));
+  });
+
   it('lets zone 2’s proxies reach zone 1’s service through zone 1’s ingress', async () => {
     const ingress = { type: 'ZoneIngress', name: 'ingress', networking: { address: '10.1.0.100', port: 10001, advertisedAddress: '192.0.2.1', advertisedPort: 10001 } };
     expect((await put(zone1, '/zone-ingresses/ingress', ingress)).status).toBe(201);

@@ -85,6 +85,25 @@ describe.skipIf(!available)('zone control planes on one PostgreSQL', () => {
     });
   }, 60_000);
 
+  it("streams a change written through one instance on the other instance's /events", async () => {
+    const [first, second] = instances;
+    const aborted = new AbortController();
+    const stream = await fetch(`${first!.url}/events?type=TrafficRoute&name=via-second`, { headers: { accept: 'text/event-stream' }, signal: aborted.signal });
+    expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    let received = '';
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of stream.body!) received += decoder.decode(chunk as Uint8Array, { stream: true });
+    })().catch(() => {});
+    expect((await put(second!, '/meshes/default/traffic-routes/via-second', route('via-second'))).status).toBe(201);
+    await waitFor('the change on the first instance stream', () => /event: put\ndata: .*"name":"via-second"/.test(received) || undefined);
+    const data = JSON.parse(/data: (.*)\n/.exec(received)![1]!) as { revision: number; resource: Record<string, unknown> };
+    expect(received).toContain(`id: ${data.revision}\n`);
+    expect(data.resource).toEqual((await getJson(second!, '/meshes/default/traffic-routes/via-second')).body);
+    aborted.abort();
+    await reading;
+  }, 60_000);
+
   it('elects one leader; when it is killed another instance takes over and nothing acknowledged is lost', async () => {
     const leader = await waitFor('a leader', () => instances.find(leads));
     const follower = instances.find((cp) => cp !== leader)!;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { guardConnections, createApiApp } from '@mesh/http-api';
+import { guardConnections, createApiApp, type ApiApp } from '@mesh/http-api';
 import { InsightAggregator } from '@mesh/insights';
 import { parseDurationNanos, type Mode } from '@mesh/model';
 import { registerCaHooks } from '@mesh/pki';
@@ -57,6 +57,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
   const servers: Server[] = [];
   let multizone: Multizone | undefined;
   let dpServer: Awaited<ReturnType<typeof startDpServer>>;
+  let app: ApiApp | undefined;
   let ready = false;
 
   const stop = async () => {
@@ -64,6 +65,8 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     const timeoutMs = (parseDurationNanos(config.runtime.shutdownTimeout) ?? 10e9) / 1e6;
     await multizone?.stop();
     await dpServer?.stop(timeoutMs);
+    // Streams of changes never end by themselves: ended first, the servers close without waiting on them.
+    app?.close();
     await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
     await insights.stop();
     await proxyConfigs.stop();
@@ -109,7 +112,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     });
     // The data plane server (docs/xds.md): proxies connect to it; the API shows their live views.
     dpServer = await startDpServer({ config, mode, store: reader, manager, proxyConfigs, tokens, instanceId, leadership, logger, registry: metrics.registry });
-    const app = createApiApp({
+    app = createApiApp({
       observeRequest: metrics.observeRequest,
       requestLogger: requestLog(logger),
       manager,
@@ -132,10 +135,10 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       ...(dpServer ? { proxyInspector: dpServer } : {}),
     });
     await multizone.serveApi(app);
+    const serverOptions = { ...apiServerOptions(config), ...app.serverOptions };
 
     const ports: RunningControlPlane['ports'] = {};
     const api = config.apiServer;
-    const serverOptions = { ...apiServerOptions(config), ...app.serverOptions };
     if (api.http.enabled) {
       const server = createHttpServer(serverOptions, app);
       guardConnections(server);

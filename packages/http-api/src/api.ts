@@ -5,6 +5,8 @@ import { authenticate, trustedPageOrigins } from './access.js';
 import { applyCors } from './cors.js';
 import type { ApiContext } from './context.js';
 import { addCrudRoutes } from './crud.js';
+import { ChangeHub } from './events/hub.js';
+import { addEventRoutes } from './events/routes.js';
 import { addViewRoutes } from './views/index.js';
 import { sendDomainError, sendError } from './errors.js';
 import { DEFAULT_API_LIMITS, limitConcurrentRequests } from './limits.js';
@@ -35,10 +37,11 @@ function acceptable(req: Request, route: Route): boolean {
 }
 
 /** Every route of the API, its own description (`/openapi.json`, `/docs`) last. */
-export function createRouteTable(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): RouteTable {
+export function createRouteTable(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void, changes = new ChangeHub(ctx.manager.reader, ctx.insights, ctx.changeStream)): RouteTable {
   const table = new RouteTable();
   addCrudRoutes(table, ctx);
   addViewRoutes(table, ctx);
+  addEventRoutes(table, ctx, changes);
   extendRoutes?.(table);
   addApiDescriptionRoutes(table, ctx);
   return table;
@@ -54,6 +57,8 @@ export interface ApiServerOptions {
 export interface ApiApp {
   (req: IncomingMessage, res: ServerResponse): void;
   readonly serverOptions: ApiServerOptions;
+  /** Ends the streams of changes, which never end by themselves, so that servers can close. */
+  close(): void;
 }
 
 /**
@@ -77,7 +82,8 @@ function expressClasses(app: Express): ApiServerOptions {
 
 /** Builds the REST API from its dependencies: Express's request and response, our route table. */
 export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable) => void): ApiApp {
-  const table = createRouteTable(ctx, extendRoutes);
+  const changes = new ChangeHub(ctx.manager.reader, ctx.insights, ctx.changeStream);
+  const table = createRouteTable(ctx, extendRoutes, changes);
   const admit = limitConcurrentRequests(ctx.limits?.maxConcurrentRequests ?? DEFAULT_API_LIMITS.maxConcurrentRequests);
   const { requestLogger, observeRequest } = ctx;
   const pageOrigins = trustedPageOrigins(ctx.corsAllowedDomains);
@@ -113,8 +119,10 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
   /** The whole request path in one function: log, limit, metrics, CORS, routing. */
   const answer = (req: Request, res: Response): void => {
     requestLogger?.(req, res);
-    if (!admit(res)) return;
     const match = table.match(req.path);
+    // A stream of changes stays open while it waits for changes: it holds no slot of the requests in flight.
+    const streamRoute = req.method === 'GET' ? match?.routes.get('GET') : undefined;
+    if (!(streamRoute && mediaTypeOf(streamRoute.doc) === 'text/event-stream') && !admit(res)) return;
     if (observeRequest) {
       const started = process.hrtime.bigint();
       // Unknown paths are one route, so scanners cannot grow the metrics without bound.
@@ -156,5 +164,5 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       failed(error, res);
     }
   };
-  return Object.assign(listener, { serverOptions });
+  return Object.assign(listener, { serverOptions, close: () => changes.close() });
 }

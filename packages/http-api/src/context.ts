@@ -4,6 +4,7 @@ import type { Mode } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { AccessOptions } from './access.js';
+import type { ChangeStreamOptions } from './events/hub.js';
 import type { ApiLimits } from './limits.js';
 import type { ZoneAdmin } from './zone-forwarding.js';
 
@@ -66,6 +67,8 @@ export interface ApiContext {
   zoneAdmin?: ZoneAdmin;
   /** Body size and requests in flight (docs/api.md, Limits); the defaults where left out. */
   limits?: Partial<ApiLimits>;
+  /** What the change stream keeps and allows (docs/api.md, Change stream); the defaults where left out. */
+  changeStream?: Partial<ChangeStreamOptions>;
   /** Called first for every request (the request log); it may set headers and listen for the answer. */
   requestLogger?: (req: IncomingMessage, res: ServerResponse) => void;
 }

@@ -9,3 +9,4 @@ export { resourceJson } from './resource-json.js';
 export { withOperation } from './handler.js';
 export { authenticate, callerOf, requireAccess, requireRule, ADMIN, ADMIN_ONLY_RULES, ANONYMOUS, type AccessOptions, type AccessRule, type Caller, type StaticRuleName } from './access.js';
 export { InternalApi, isForwardedPath, type ZoneAdmin, type ZoneReply } from './zone-forwarding.js';
+export { DEFAULT_CHANGE_STREAM_OPTIONS, type ChangeStreamOptions } from './events/hub.js';

@@ -18,6 +18,7 @@ import { bootstrapTokens, keyName, keyPlace, registerSigningKeyHooks, SigningKey
 import { ADMIN_ONLY_RULES } from './access.js';
 import { createApiApp } from './api.js';
 import type { ApiContext } from './context.js';
+import type { ChangeStreamOptions } from './events/hub.js';
 import { guardConnections, type ApiLimits } from './limits.js';
 
 export interface TestApiOptions {
@@ -30,6 +31,7 @@ export interface TestApiOptions {
   defaultMesh?: boolean;
   effectiveConfig?: Record<string, unknown>;
   limits?: Partial<ApiLimits>;
+  changeStream?: Partial<ChangeStreamOptions>;
 }
 
 export interface Reply {
@@ -148,6 +150,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     insights,
     proxyConfigs,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.changeStream ? { changeStream: options.changeStream } : {}),
   };
   const api = createApiApp(ctx);
   const server: Server = createServer(api.serverOptions, api);
@@ -199,6 +202,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
       return lines.sort();
     },
     async close() {
+      api.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await insights.stop();

@@ -344,3 +344,27 @@ describe('InsightAggregator', () => {
     for (const read of reads) expect(read).not.toHaveBeenCalled();
   });
 });
+
+describe('insights altered by each change', () => {
+  it('tells, in revision order, which mesh and service insights a change altered and their new values', async () => {
+    const told: Array<[number, string[]]> = [];
+    aggregator.onApplied((change, insights) =>
+      told.push([change.revision, insights.map((i) => `${i.type} ${i.name} ${i.insight ? ('spec' in i.insight ? i.insight.spec.dataplanes.total : i.insight.stat.dataplanes.total) : 'gone'}`)]),
+    );
+    await put('Dataplane', 'mesh-1', 'web-1', sidecar(inbound('web')));
+    await put('Dataplane', 'mesh-1', 'web-1', sidecar(inbound('api')));
+    await store.create({ type: 'Mesh', mesh: '', name: 'mesh-2', spec: '{}' });
+    await store.deleteMesh('mesh-1');
+    await aggregator.settled();
+    expect(told).toEqual([
+      [2, ['MeshInsight mesh-1 1', 'ServiceInsight web 1']],
+      // The proxy's service changed: one service goes, the other comes.
+      [3, ['MeshInsight mesh-1 1', 'ServiceInsight web gone', 'ServiceInsight api 1']],
+      [4, ['MeshInsight mesh-2 undefined']],
+      [5, ['MeshInsight mesh-1 gone', 'ServiceInsight api gone']],
+      // The mesh's own proxy goes with it: its mesh is no longer there to alter.
+      [6, []],
+    ]);
+    expect(aggregator.meshInsight('mesh-2')).toBe(aggregator.meshInsight('mesh-2'));
+  });
+});

@@ -44,6 +44,25 @@ export interface ServiceInsight {
   stat: ServiceStat;
 }
 
+/**
+ * A mesh or service insight that a store change altered: its new value, or none when it is gone
+ * (its mesh deleted, or nothing names the service any more).
+ */
+export type InsightChange =
+  | { type: 'MeshInsight'; name: string; insight: MeshInsight | undefined }
+  | { type: 'ServiceInsight'; mesh: string; name: string; insight: ServiceInsight | undefined };
+
+/** Told after each store change is applied, in revision order, with the insights it altered (often none). */
+export type AppliedListener = (change: ResourceChange, insights: readonly InsightChange[]) => void;
+
+/** What the insights of a mesh were before a change, to tell what the change altered. */
+interface Observed {
+  tally: MeshTally | undefined;
+  meshInsight: MeshInsightSpec | undefined;
+  services: readonly string[];
+  serviceChanges: number;
+}
+
 /** A service of a mesh, found without computing its stat (lists render only their page). */
 export interface ServiceRef {
   mesh: string;
@@ -90,6 +109,7 @@ export class InsightAggregator {
   /** Changes are applied one at a time, in the order the store announced them. */
   private queue: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
+  private readonly appliedListeners = new Set<AppliedListener>();
 
   constructor(options: InsightAggregatorOptions) {
     this.store = options.store;
@@ -99,7 +119,7 @@ export class InsightAggregator {
 
   /** Listens to changes, then computes every mesh's figures once. */
   async start(): Promise<void> {
-    this.unsubscribe = this.store.onChange((change) => this.enqueue(() => this.applyChange(change)));
+    this.unsubscribe = this.store.onChange((change) => this.enqueue(() => this.applyAndReport(change)));
     // Changes announced while loading queue up behind it; a failed load fails the start.
     const loaded = this.queue.then(() => this.loadAll());
     this.queue = loaded.catch(this.onError);
@@ -116,6 +136,15 @@ export class InsightAggregator {
   /** Resolves once every change announced so far is reflected (reads see the writes before them). */
   settled(): Promise<void> {
     return this.queue;
+  }
+
+  /**
+   * Listens for each change once applied, with the insights it altered: what streams of changes
+   * (docs/api.md, Change stream) send for the insights nobody stores.
+   */
+  onApplied(listener: AppliedListener): () => void {
+    this.appliedListeners.add(listener);
+    return () => this.appliedListeners.delete(listener);
   }
 
   /** Names of the meshes, in code-unit order. */
@@ -216,6 +245,37 @@ export class InsightAggregator {
     for (const service of externalServices.items) tally.setExternalService(service.name, externalServiceEntry(parseSpec(service)), time);
     this.meshes.set(mesh, tally);
     this.sortedMeshes = undefined;
+  }
+
+  private async applyAndReport(change: ResourceChange): Promise<void> {
+    if (this.appliedListeners.size === 0) return this.applyChange(change);
+    const mesh = change.type === meshKind.name ? change.name : change.mesh;
+    const before = this.observe(mesh);
+    try {
+      await this.applyChange(change);
+    } finally {
+      const altered = this.alteredInsights(mesh, before);
+      for (const listener of this.appliedListeners) listener(change, altered);
+    }
+  }
+
+  private observe(mesh: string): Observed {
+    const tally = this.meshes.get(mesh);
+    return { tally, meshInsight: tally?.meshInsight(), services: tally?.serviceNames() ?? [], serviceChanges: tally?.serviceInsightChanges ?? 0 };
+  }
+
+  /** The insights of a mesh that differ from what was observed: memoised figures are the same objects while unchanged. */
+  private alteredInsights(mesh: string, before: Observed): InsightChange[] {
+    const after = this.observe(mesh);
+    const altered: InsightChange[] = [];
+    const replaced = before.tally !== after.tally;
+    if (replaced || before.meshInsight !== after.meshInsight) altered.push({ type: 'MeshInsight', name: mesh, insight: after.tally && this.meshInsight(mesh) });
+    if (replaced || before.serviceChanges !== after.serviceChanges) {
+      const current = new Set(after.services);
+      for (const name of before.services) if (!current.has(name)) altered.push({ type: 'ServiceInsight', mesh, name, insight: undefined });
+      for (const name of after.services) altered.push({ type: 'ServiceInsight', mesh, name, insight: this.serviceInsight(mesh, name) });
+    }
+    return altered;
   }
 
   private async applyChange(change: ResourceChange): Promise<void> {

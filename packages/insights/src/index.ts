@@ -5,6 +5,8 @@ export type { MeshInsightSpec, ServiceStat, ServiceStatus, StatusCounts, StatusC
 export {
   InsightAggregator,
   type InsightAggregatorOptions,
+  type AppliedListener,
+  type InsightChange,
   type GlobalInsight,
   type MeshInsight,
   type ServiceInsight,

@@ -132,6 +132,8 @@ export class MeshTally {
 
   private meshTime: string;
   private serviceTime: string;
+  /** Counts the changes of the ServiceInsights, which share one modification time that may not move. */
+  private serviceChanges = 0;
   /**
    * What `meshInsight()`, `serviceStat()` and `summary()` last returned, kept until the figures
    * they show change (when the times above move): readers polling unchanged insights get the
@@ -159,6 +161,11 @@ export class MeshTally {
   /** When any of the ServiceInsights last changed. */
   get serviceInsightTime(): string {
     return this.serviceTime;
+  }
+
+  /** Moves on whenever some ServiceInsight of the mesh changes. */
+  get serviceInsightChanges(): number {
+    return this.serviceChanges;
   }
 
   /** Replaces a dataplane's contribution (undefined: the dataplane is gone). */
@@ -303,6 +310,7 @@ export class MeshTally {
 
   private servicesChanged(time: string): void {
     this.serviceTime = time;
+    this.serviceChanges++;
     this.serviceStatMemo.clear();
     this.summaryMemo = undefined;
   }

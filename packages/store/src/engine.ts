@@ -271,16 +271,17 @@ export class StoreEngine implements ResourceStore {
   }
 
   /** Memory follows committed changes, all of them before any is announced; those already read are skipped. */
-  private apply(written: readonly Written[]): void {
-    const applied: ResourceChange[] = [];
-    for (const { change, resource } of written) {
+  private apply(writtenList: readonly Written[]): void {
+    const applied: Written[] = [];
+    for (const written of writtenList) {
+      const { change, resource } = written;
       if (change.revision <= this.revision) continue;
       if (resource) this.index.remember(resource);
       else this.index.forget(change);
       this.revision = change.revision;
-      applied.push(change);
+      applied.push(written);
     }
-    for (const change of applied) this.events.emit('change', change);
+    for (const { change, resource } of applied) this.events.emit('change', change, resource);
   }
 
   /** Reads the changes others committed after the last one in memory (through `revision` when given), and their resources. */

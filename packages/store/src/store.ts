@@ -91,7 +91,11 @@ export interface BatchOptions {
  */
 export type ChangesSince = { resync: false; changes: ResourceChange[]; revision: number } | { resync: true; revision: number };
 
-export type ChangeListener = (change: ResourceChange) => void;
+/**
+ * Told of each committed change with the resource it left (none after a delete), as memory held
+ * it when the change was announced: what a reader of the resource got at that revision.
+ */
+export type ChangeListener = (change: ResourceChange, resource: StoredResource | undefined) => void;
 
 /**
  * What every reader of resources holds: reads of stored JSON text, served from memory, and the

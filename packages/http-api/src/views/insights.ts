@@ -1,11 +1,12 @@
 // Insights (docs/insights.md): mesh and service insights from the running aggregates, the
 // global summaries, and the zones' status on a global control plane.
-import { zoneStatus, type MeshInsight, type ServiceInsight, type StoredZone, type StoredZoneInsight } from '@mesh/insights';
+import { zoneStatus, type StoredZone, type StoredZoneInsight } from '@mesh/insights';
 import { DomainError, KINDS, meshInsightKind, MeshInsightSpecSchema, resourceNotFound, serviceInsightKind, ServiceInsightSpecSchema, zoneInsightKind, zoneKind } from '@mesh/model';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
+import { meshInsightBytes, serviceInsightBytes } from '../insight-json.js';
 import { withOperation } from '../handler.js';
 import { AssembledPages, joinItems, sendCollection } from '../page-cache.js';
 import { EXAMPLE_MESH, EXAMPLE_SERVICE } from '../openapi/examples.js';
@@ -22,38 +23,6 @@ async function readInsights(ctx: ApiContext) {
   return ctx.insights;
 }
 
-/**
- * The aggregator hands out the same insight object while it is unchanged, so each one is encoded
- * once: polling unchanged insights costs what sending them costs.
- */
-const bytesOf = new WeakMap<MeshInsight | ServiceInsight, Buffer>();
-
-function encoded<T extends MeshInsight | ServiceInsight>(insight: T, json: (insight: T) => string): Buffer {
-  let bytes = bytesOf.get(insight);
-  if (bytes === undefined) bytesOf.set(insight, (bytes = Buffer.from(json(insight))));
-  return bytes;
-}
-
-const meshInsightJson = (insight: MeshInsight): string =>
-  JSON.stringify({
-    type: meshInsightKind.name,
-    name: insight.mesh,
-    creationTime: insight.creationTime,
-    modificationTime: insight.modificationTime,
-    lastSync: insight.modificationTime,
-    ...insight.spec,
-  });
-
-const serviceInsightJson = (insight: ServiceInsight): string =>
-  JSON.stringify({
-    type: serviceInsightKind.name,
-    mesh: insight.mesh,
-    name: insight.name,
-    creationTime: insight.creationTime,
-    modificationTime: insight.modificationTime,
-    ...insight.stat,
-  });
-
 /** `sendJson` for bytes already encoded. */
 function sendEncoded(res: Response, json: Buffer): void {
   res.statusCode = 200;
@@ -67,14 +36,14 @@ async function listMeshInsights(ctx: ApiContext, pages: AssembledPages, req: Req
   const names = insights.meshNames().filter((name) => name.includes(nameFilter(req)));
   const found = pageOf(names, page, (name) => ({ mesh: '', name }));
   const listed = found.items.map((name) => insights.meshInsight(name)!);
-  const items = pages.items(req.originalUrl, listed, () => joinItems(listed.map((insight) => encoded(insight, meshInsightJson))));
+  const items = pages.items(req.originalUrl, listed, () => joinItems(listed.map((insight) => meshInsightBytes(insight))));
   sendCollection(res, items, names.length, nextPageUrl(req, page, found.listed));
 }
 
 async function getMeshInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const insight = (await readInsights(ctx)).meshInsight(params.name!);
   if (!insight) throw resourceNotFound();
-  sendEncoded(res, encoded(insight, meshInsightJson));
+  sendEncoded(res, meshInsightBytes(insight));
 }
 
 async function listServiceInsights(ctx: ApiContext, pages: AssembledPages, req: Request, res: Response, mesh: string | undefined) {
@@ -83,7 +52,7 @@ async function listServiceInsights(ctx: ApiContext, pages: AssembledPages, req: 
   const services = insights.listServices(mesh, nameFilter(req));
   const found = pageOf(services, page, (service) => service);
   const listed = found.items.map((service) => insights.serviceInsight(service.mesh, service.name)!);
-  const items = pages.items(req.originalUrl, listed, () => joinItems(listed.map((insight) => encoded(insight, serviceInsightJson))));
+  const items = pages.items(req.originalUrl, listed, () => joinItems(listed.map((insight) => serviceInsightBytes(insight))));
   sendCollection(res, items, services.length, nextPageUrl(req, page, found.listed));
 }
 
@@ -91,7 +60,7 @@ async function listServiceInsights(ctx: ApiContext, pages: AssembledPages, req: 
 async function getServiceInsight(ctx: ApiContext, req: Request, res: Response, params: Params) {
   const insight = (await readInsights(ctx)).serviceInsight(params.mesh!, params.name!);
   if (!insight) throw resourceNotFound();
-  sendEncoded(res, encoded(insight, serviceInsightJson));
+  sendEncoded(res, serviceInsightBytes(insight));
 }
 
 /** `/global-insights`: how many of each global kind exist (runtime state left out). */

@@ -86,6 +86,21 @@ export function describeResourceStore({ describe, it, expect }: TestFunctions, n
       await store.close();
     });
 
+    it('tells each change with the resource it left, none after a delete', async () => {
+      const { store } = await open();
+      const seen: Array<[number, string | undefined]> = [];
+      store.onChange((change, resource) => seen.push([change.revision, resource?.spec]));
+      await store.create(route('m', 'a', '{"v":1}'));
+      await store.update({ ...key('m', 'a'), spec: '{"v":2}', version: 1 });
+      await store.delete(key('m', 'a'));
+      expect(seen).toEqual([
+        [1, '{"v":1}'],
+        [2, '{"v":2}'],
+        [3, undefined],
+      ]);
+      await store.close();
+    });
+
     it('resumes a list after a key, present or gone, with where its page starts', async () => {
       const { store } = await open();
       for (const [mesh, name] of [['a', 'y'], ['a', 'z'], ['b', 'w'], ['b', 'x']] as const) await store.create(route(mesh, name));

@@ -1,27 +1,12 @@
 // The README's "Your first hour", run as written: every `sh` block of the section, in order, by
 // bash, against the real zone binary (the port numbers replaced by this test's free ports). Each
 // block must exit 0 and print what the README says it prints.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlaneProcess } from './testing/process.js';
-
-const README = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'README.md');
-const SECTION = '## Your first hour';
-
-/** The section's text, up to the next heading of its level. */
-function firstHourSection(): string {
-  const readme = readFileSync(README, 'utf8');
-  const start = readme.indexOf(`${SECTION}\n`);
-  expect(start, `README.md has a "${SECTION}" section`).toBeGreaterThanOrEqual(0);
-  const end = readme.indexOf('\n## ', start + SECTION.length);
-  return readme.slice(start, end === -1 ? undefined : end);
-}
-
-const shellBlocks = (section: string): string[] => [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+import { markdownSection, REPOSITORY, runShell, shellBlocks } from './testing/walkthrough.js';
 
 interface Step {
   /** Which block this is: a text the block contains. */
@@ -121,20 +106,11 @@ const STEPS: Step[] = [
   },
 ];
 
-function run(script: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    // No start-up files: the commands run as a fresh shell would run them, whatever this machine's shell set-up.
-    execFile('bash', ['--noprofile', '--norc', '-e', '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
 let cp: ControlPlaneProcess & { ports: { http: number; diagnostics: number } };
 let section: string;
 
 beforeAll(async () => {
-  section = firstHourSection();
+  section = markdownSection('README.md', '## Your first hour');
   cp = await startControlPlane();
 }, 60_000);
 
@@ -149,7 +125,7 @@ describe('README: your first hour', () => {
   it('starts with `npm start`, which runs the zone binary this test runs', () => {
     const [start] = shellBlocks(section);
     expect(start?.trim()).toBe('npm start');
-    expect(JSON.parse(readFileSync(join(dirname(README), 'package.json'), 'utf8')).scripts.start).toContain('node apps/zone/dist/main.js');
+    expect(JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')).scripts.start).toContain('node apps/zone/dist/main.js');
   });
 
   it('runs every other command as written, each printing what the README says', async () => {
@@ -157,7 +133,7 @@ describe('README: your first hour', () => {
     expect(blocks.map((block) => STEPS.findIndex((step) => block.includes(step.runs)))).toEqual(STEPS.map((_, i) => i));
     const cwd = mkdtempSync(join(tmpdir(), 'mesh-first-hour-'));
     for (const [i, block] of blocks.entries()) {
-      const { code, stdout, stderr } = await run(localise(block), cwd);
+      const { code, stdout, stderr } = await runShell(localise(block), cwd);
       expect({ block: STEPS[i]!.runs, code, stderr }).toEqual({ block: STEPS[i]!.runs, code: 0, stderr: '' });
       STEPS[i]!.check(stdout);
     }

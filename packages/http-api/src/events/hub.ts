@@ -5,7 +5,7 @@ import type { InsightAggregator, InsightChange } from '@mesh/insights';
 import { findKind } from '@mesh/model';
 import type { ResourceChange, ResourceReader, StoredResource } from '@mesh/store';
 import { ChangeEvent, insightEvent, type ChangeGroup } from './event.js';
-import type { EventStream } from './stream.js';
+import type { EventStream, FlushScheduler } from './stream.js';
 
 export interface ChangeStreamOptions {
   /** Events kept for clients that resume; one asking from before them gets `resync`. */
@@ -15,6 +15,17 @@ export interface ChangeStreamOptions {
   /** What a stream may hold unsent before the client is told to `resync` and the stream ends. */
   maxBufferedBytes: number;
 }
+
+/**
+ * The share of the event loop that writing to streams may take under load: with flushes taking t
+ * (a moving average), one is followed by the next no sooner than t × (1 / share − 1), so many
+ * watchers delay delivery a little instead of taking the time writes and reads need.
+ */
+const FLUSH_SHARE = 0.5;
+/** How much the last flush moves the average. */
+const FLUSH_AVERAGE_WEIGHT = 0.2;
+/** However long flushes take, the next one waits no longer than this. */
+const MAX_FLUSH_INTERVAL_MS = 100;
 
 export const DEFAULT_CHANGE_STREAM_OPTIONS: ChangeStreamOptions = { retainedEvents: 10_000, keepAliveMs: 15_000, maxBufferedBytes: 1024 * 1024 };
 
@@ -29,8 +40,14 @@ export interface StreamStart {
  * applied its change, so the insights it altered travel with it and a stream never shows a
  * resource ahead of the insights it feeds.
  */
-export class ChangeHub {
+export class ChangeHub implements FlushScheduler {
   private readonly options: ChangeStreamOptions;
+  /** Streams with events queued for the next flush. */
+  private queuedStreams: EventStream[] = [];
+  private flushScheduled = false;
+  /** When the last flush ended, in ms of `performance.now()`, and how long flushes take. */
+  private lastFlushEnd = 0;
+  private flushDuration = 0;
   /** The revision of the last group published. */
   private revision = 0;
   /** The kept groups hold every event after this revision. */
@@ -114,6 +131,34 @@ export class ChangeHub {
         .catch(() => stream.end());
     });
   }
+
+  /**
+   * Schedules a flush: at once (after the changes of this turn of the event loop) when the last one
+   * is far enough behind, else once it is. Idle streams so get each change at once, and busy ones
+   * get the changes of a few tens of milliseconds in one write each.
+   */
+  queued(stream: EventStream): void {
+    this.queuedStreams.push(stream);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    const interval = Math.min(MAX_FLUSH_INTERVAL_MS, (this.flushDuration * (1 - FLUSH_SHARE)) / FLUSH_SHARE);
+    const wait = this.lastFlushEnd + interval - performance.now();
+    if (wait <= 0) setImmediate(this.flush);
+    else setTimeout(this.flush, wait);
+  }
+
+  private readonly flush = (): void => {
+    const started = performance.now();
+    const streams = this.queuedStreams;
+    this.queuedStreams = [];
+    this.flushScheduled = false;
+    for (const stream of streams) stream.flush();
+    // A response hands its bytes to the socket on the next tick: the flush ends once they all are.
+    process.nextTick(() => {
+      this.lastFlushEnd = performance.now();
+      this.flushDuration += (this.lastFlushEnd - started - this.flushDuration) * FLUSH_AVERAGE_WEIGHT;
+    });
+  };
 
   /** Ends every stream and stops listening. */
   close(): void {

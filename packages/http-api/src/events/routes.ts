@@ -93,7 +93,7 @@ function snapshotOf(ctx: ApiContext, query: EventQuery, filter: StreamFilter): (
 async function watch(ctx: ApiContext, hub: ChangeHub, req: Request, res: Response): Promise<void> {
   const query = parseEventQuery(req);
   const filter = filterOf(query);
-  const stream = new EventStream(res, filter, filterKeyOf(query), hub.maxBufferedBytes);
+  const stream = new EventStream(res, filter, filterKeyOf(query), hub.maxBufferedBytes, hub);
   await hub.open(stream, query.start, snapshotOf(ctx, query, filter));
 }
 

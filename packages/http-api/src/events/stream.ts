@@ -26,8 +26,19 @@ function drained(res: ServerResponse): Promise<void> {
   });
 }
 
+/** Writes streams' queued events together (the hub's fan-out pacing, docs/api.md, Change stream). */
+export interface FlushScheduler {
+  /** The stream has events queued: write them at the next flush. */
+  queued(stream: EventStream): void;
+}
+
+const asBuffer = (text: string | Buffer): Buffer => (typeof text === 'string' ? Buffer.from(text) : text);
+
 export class EventStream {
   private closed = false;
+  /** Events waiting for the next flush, written to the socket together. */
+  private queue: Array<string | Buffer> = [];
+  private queuedBytes = 0;
   /** What waits behind the initial state, while it is written. */
   private held: Array<string | Buffer> | undefined;
   private heldBytes = 0;
@@ -41,6 +52,7 @@ export class EventStream {
     /** The same for streams whose filters match the same events. */
     private readonly filterKey: string,
     private readonly maxBufferedBytes: number,
+    private readonly scheduler: FlushScheduler,
   ) {
     res.once('close', () => this.finish());
   }
@@ -97,6 +109,9 @@ export class EventStream {
   resync(revision: number, andEnd: boolean): void {
     if (this.closed) return;
     if (andEnd) {
+      // The client lists again: what waits for the next flush has no use any more.
+      this.queue = [];
+      this.queuedBytes = 0;
       this.res.end(revisionEvent('resync', revision));
       this.finish();
     } else {
@@ -134,11 +149,28 @@ export class EventStream {
 
   end(): void {
     if (this.closed) return;
-    this.res.end();
+    const rest = this.takeQueue();
+    if (rest) this.res.end(rest);
+    else this.res.end();
     this.finish();
   }
 
-  /** Writes, unless the client left more than it may unread: then `resync`, and the stream ends. */
+  /** Writes what is queued, in one piece. */
+  flush(): void {
+    if (this.closed) return;
+    const chunk = this.takeQueue();
+    if (chunk) this.res.write(chunk);
+  }
+
+  private takeQueue(): string | Buffer | undefined {
+    if (this.queue.length === 0) return undefined;
+    const chunk = this.queue.length === 1 ? this.queue[0]! : Buffer.concat(this.queue.map(asBuffer), this.queuedBytes);
+    this.queue = [];
+    this.queuedBytes = 0;
+    return chunk;
+  }
+
+  /** Queues for the next flush, unless the client left more than it may unread: then `resync`, and the stream ends. */
   private send(text: string | Buffer): void {
     if (this.held) {
       this.held.push(text);
@@ -149,11 +181,14 @@ export class EventStream {
       }
       return;
     }
-    if (this.res.writableLength + text.length > this.maxBufferedBytes) {
+    const length = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+    if (this.res.writableLength + this.queuedBytes + length > this.maxBufferedBytes) {
       this.resync(this.revision, true);
       return;
     }
-    this.res.write(text);
+    this.queue.push(text);
+    this.queuedBytes += length;
+    if (this.queue.length === 1) this.scheduler.queued(this);
   }
 
   private finish(): void {

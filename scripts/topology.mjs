@@ -2,7 +2,9 @@
 // Starts a multi-zone deployment on this machine: one global control plane and N zone control
 // planes, each a separate process with its own data directory and log file, the zones synced
 // with the global over its zone sync port (TLS, trusting the certificate the global generated).
-// Ctrl-C stops them all. See README.md (Multi-zone on one machine).
+// Once the global sees every zone connected it prints one line, `topology ready: global :5681,
+// zone-1 :5781, ...`, which scripts and readers wait for; if one fails to start, it stops the
+// others and prints `topology failed: <why>`. Ctrl-C stops them all. See README.md (Multi-zone).
 //
 //   npm run topology -- --zones 2 [--dir data-topology] [--base-port 5680]
 //
@@ -63,6 +65,21 @@ export async function startProcess({ binary, workDir, ports, env = {}, log = 'ig
   throw new Error(`${binary} in ${workDir} did not become ready`);
 }
 
+/**
+ * Resolves once the global lists every one of these zones as active: a zone is ready once it is
+ * connected, but the global marks it active when its insight is written, a moment later.
+ */
+async function waitForActiveZones(global, names, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const statuses = await fetch(`${global.url}/status/zones`).then((res) => res.json(), () => []);
+    const active = new Set(statuses.filter((zone) => zone.active).map((zone) => zone.name));
+    if (names.every((name) => active.has(name))) return;
+    if (Date.now() > deadline) throw new Error(`the global did not see zone(s) ${names.filter((name) => !active.has(name)).join(', ')} connected`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** The settings of a zone of the global whose work directory and sync port are these. */
 export const zoneEnv = (name, global) => ({
   MESH_MULTIZONE_ZONE_NAME: name,
@@ -79,32 +96,42 @@ async function main() {
   if (!Number.isInteger(zones) || zones < 1 || zones > 50) throw new Error(`--zones: expected a number of zones from 1 to 50, got ${values.zones}`);
   const dir = resolve(values.dir);
   const started = [];
-  const stopAll = () => started.forEach(({ child }) => child.exitCode === null && child.kill('SIGTERM'));
+  const running = ({ child }) => child.exitCode === null && child.signalCode === null;
+  const stopAll = () => started.filter(running).forEach(({ child }) => child.kill('SIGTERM'));
+  // Waiting keeps their output flowing to their logs while they shut down.
+  const allExited = () => Promise.all(started.filter(running).map(({ child }) => new Promise((done) => child.once('exit', done))));
   process.on('SIGINT', stopAll);
   process.on('SIGTERM', stopAll);
   try {
     const global = await startProcess({ binary: 'global', workDir: join(dir, 'global'), ports: portsAt(base), log: join(dir, 'global.log') });
     started.push(global);
     console.log(`global   API ${global.url}  zone sync grpcs://127.0.0.1:${global.ports.kds}  log ${join(dir, 'global.log')}`);
-    await Promise.all(
-      Array.from({ length: zones }, async (_, i) => {
-        const name = `zone-${i + 1}`;
+    const names = Array.from({ length: zones }, (_, i) => `zone-${i + 1}`);
+    // Every zone settles, started or failed, so that none is left running when another fails.
+    const results = await Promise.allSettled(
+      names.map(async (name, i) => {
         const zone = await startProcess({ binary: 'zone', workDir: join(dir, name), ports: portsAt(base + 100 * (i + 1)), env: zoneEnv(name, global), log: join(dir, `${name}.log`) });
         started.push(zone);
         console.log(`${name.padEnd(8)} API ${zone.url}  proxies https://127.0.0.1:${zone.ports.dp}  log ${join(dir, `${name}.log`)}`);
+        return zone;
       }),
     );
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+    await waitForActiveZones(global, names);
+    console.log(`topology ready: global :${global.ports.http}, ${names.map((name, i) => `${name} :${results[i].value.ports.http}`).join(', ')}`);
   } catch (error) {
     stopAll();
+    await allExited();
     throw error;
   }
-  console.log(`\n${zones} zone(s) synced with the global; Ctrl-C stops them all.`);
-  await Promise.all(started.map(({ child }) => new Promise((done) => (child.exitCode !== null ? done() : child.once('exit', done)))));
+  console.log('Ctrl-C (or SIGTERM) stops them all.');
+  await allExited();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((error) => {
-    console.error(error.message);
+    console.error(`topology failed: ${error.message}`);
     process.exit(1);
   });
 }

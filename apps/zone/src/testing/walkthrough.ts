@@ -1,6 +1,6 @@
 // Runs the repository's walkthroughs as written: a Markdown section's `sh` blocks, by bash, as a
 // fresh shell would run them. Tests point the documented addresses at their own free ports.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -44,13 +44,46 @@ export interface ShellResult {
 /**
  * Runs a script with `bash -e` in `cwd`, with no start-up files and only PATH and HOME (= `cwd`)
  * set besides `env`: the commands run as a fresh shell would run them, whatever this machine's set-up.
+ * The shell leads a process group of its own (`processGroup`, known at once): what the script
+ * leaves running in the background stays in it for `stopProcessGroup` to stop, even when the
+ * script does not end. The result waits for the script's output to close, so a command left in
+ * the background must send its output elsewhere.
  */
-export function runShell(script: string, cwd: string, env: Record<string, string> = {}): Promise<ShellResult> {
-  return new Promise((resolve) => {
-    execFile('bash', ['--noprofile', '--norc', '-e', '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    );
+export function runShell(script: string, cwd: string, env: Record<string, string> = {}): Promise<ShellResult> & { processGroup: number } {
+  const shell = spawn('bash', ['--noprofile', '--norc', '-e', '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, detached: true });
+  const result = new Promise<ShellResult>((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    shell.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    shell.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    shell.once('error', reject);
+    shell.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
   });
+  return Object.assign(result, { processGroup: shell.pid! });
+}
+
+/** Signals every process of the group; whether they were all gone within `waitMs`. */
+async function signalGroup(group: number, signal: NodeJS.Signals, waitMs: number): Promise<boolean> {
+  try {
+    process.kill(-group, signal);
+  } catch {
+    return true; // no process left in the group
+  }
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      process.kill(-group, 0);
+    } catch {
+      return true;
+    }
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Stops every process of the group: SIGTERM, then SIGKILL for what is still there after `graceMs`. */
+export async function stopProcessGroup(group: number, graceMs = 30_000): Promise<void> {
+  if (!(await signalGroup(group, 'SIGTERM', graceMs))) await signalGroup(group, 'SIGKILL', 5_000);
 }
 
 /**
@@ -70,44 +103,14 @@ export class ShellSession {
   ) {}
 
   run(script: string): Promise<ShellResult> {
-    return new Promise((resolve, reject) => {
-      const child = spawn('bash', ['--noprofile', '--norc', '-e', '-c', script], {
-        cwd: this.cwd,
-        env: { PATH: process.env.PATH ?? '', HOME: this.cwd, ...this.env },
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      if (child.pid !== undefined) this.groups.add(child.pid);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.once('error', reject);
-      child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-    });
+    const shell = runShell(script, this.cwd, this.env);
+    this.groups.add(shell.processGroup);
+    return shell;
   }
 
-  /** Sends SIGTERM to every block's process group, and SIGKILL to what is left after `graceMs`. */
+  /** Stops every block's process group: SIGTERM, then SIGKILL for what is left after `graceMs`. */
   async stop(graceMs = 20_000): Promise<void> {
-    const alive = (group: number): boolean => {
-      try {
-        process.kill(-group, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    const signal = (group: number, name: NodeJS.Signals) => {
-      try {
-        process.kill(-group, name);
-      } catch {
-        // The group is gone already.
-      }
-    };
-    for (const group of this.groups) signal(group, 'SIGTERM');
-    const deadline = Date.now() + graceMs;
-    while ([...this.groups].some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    for (const group of this.groups) if (alive(group)) signal(group, 'SIGKILL');
+    await Promise.all([...this.groups].map((group) => stopProcessGroup(group, graceMs)));
     this.groups.clear();
   }
 }

@@ -71,8 +71,15 @@ async function withTakenPort<T>(body: (port: number) => Promise<T>): Promise<T> 
   }
 }
 
-/** Refused starts: the settings, and the key and variable the refusal names. */
-const REFUSALS = [
+/** A refused start: its settings, the line a terminal shows, and the key and variable the refusal names. */
+interface Refusal {
+  env: Record<string, string>;
+  line: string;
+  setting?: string;
+  variable?: string;
+}
+
+const REFUSALS: Refusal[] = [
   {
     env: { MESH_API_SERVR_HTTP_PORT: '6681' },
     line: 'Error: invalid configuration: MESH_API_SERVR_HTTP_PORT: names no configuration key; did you mean apiServer.http.port (MESH_API_SERVER_HTTP_PORT)?',

@@ -1,8 +1,8 @@
 // mesh-dp: starts a data plane proxy (Envoy) configured by the control plane. See README.md.
+import { PRODUCT, PRODUCT_VERSION } from '@mesh/model';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { BootstrapRefused } from './bootstrap-client.js';
 import { run, type RunOptions } from './run.js';
-import { VERSION } from './version.js';
 
 /** Go-style durations (`30s`, `1m30s`, `500ms`) in seconds. */
 function seconds(text: string): number {
@@ -28,7 +28,17 @@ function count(text: string): number {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-const program = new Command('mesh-dp').description('Data plane proxy runner: starts Envoy configured by the control plane').version(VERSION);
+/** What `version` and `--version` print, as the reference's runner's `version` does. */
+const VERSION_LINE = `${PRODUCT}: ${PRODUCT_VERSION}`;
+
+const program = new Command('mesh-dp').description('Data plane proxy runner: starts Envoy configured by the control plane').version(VERSION_LINE);
+
+program
+  .command('version')
+  .description('Print version')
+  .action(() => {
+    process.stdout.write(`${VERSION_LINE}\n`);
+  });
 
 program
   .command('run')

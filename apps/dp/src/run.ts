@@ -5,12 +5,12 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PRODUCT_VERSION } from '@mesh/model';
 import { type BootstrapRequest, fetchBootstrap } from './bootstrap-client.js';
 import { envoyVersion, failHealthChecks, findEnvoy, startEnvoy } from './envoy.js';
 import { passOnLines, RefusalReporter } from './envoy-log.js';
 import { log } from './log.js';
 import { isProxyType, parseVars, readResource, renderTemplate } from './resource.js';
-import { VERSION } from './version.js';
 
 export interface RunOptions {
   cpAddress: string;
@@ -79,7 +79,7 @@ export async function run(options: RunOptions): Promise<number> {
       ...(token ? { dataplaneToken: token } : {}),
       ...(options.dataplaneTokenFile ? { dataplaneTokenPath: options.dataplaneTokenFile } : {}),
       ...(resource ? { dataplaneResource: JSON.stringify(resource.body) } : {}),
-      version: { meshDp: { version: VERSION, gitTag: `v${VERSION}`, gitCommit: '', buildDate: '' }, envoy: { ...envoy, meshDpCompatible: true } },
+      version: { meshDp: { version: PRODUCT_VERSION, gitTag: `v${PRODUCT_VERSION}`, gitCommit: '', buildDate: '' }, envoy: { ...envoy, meshDpCompatible: true } },
       caCert,
       dynamicMetadata: {},
       operatingSystem: platform(),

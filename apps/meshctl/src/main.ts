@@ -2,14 +2,15 @@
 // paths come from the kind registry, as the control plane's routes do.
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { KINDS, tagPairs, type AnyKind, type TagMap } from '@mesh/model';
+import { dataplaneKind, KINDS, PRODUCT, PRODUCT_VERSION, tagPairs, zoneEgressKind, zoneIngressKind, type AnyKind, type TagMap } from '@mesh/model';
 import { Argument, Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { ApiClient, describeApiError } from './client.js';
 import { configPath, currentControlPlane, readClientConfig, UserError, writeClientConfig, type ClientConfig } from './config.js';
-import { ago, kindColumns, structured, table, TableStream, type ApiResource, type Format } from './output.js';
+import { ago, type DataplanePolicies, kindColumns, policiesText, structured, table, TableStream, type ApiResource, type Format } from './output.js';
 
-const VERSION = '0.1.0';
+/** What `--version` prints, and the first line of `version`, as the reference's CLI prints them. */
+const CLIENT_VERSION_LINE = `Client: ${PRODUCT} ${PRODUCT_VERSION}`;
 
 const NAMED_KINDS = KINDS.filter((kind) => kind.cliNames !== undefined);
 
@@ -33,7 +34,7 @@ interface GlobalOptions {
 
 const program = new Command('meshctl')
   .description('Command-line client of the service mesh control plane (its REST API)')
-  .version(VERSION, '--client-version', 'print the client version')
+  .version(CLIENT_VERSION_LINE, '-V, --version', 'print the client version')
   .option('--config-file <file>', 'client configuration file (MESHCTL_CONFIG; default ~/.meshctl/config)')
   .option('-m, --mesh <mesh>', 'mesh of mesh-scoped resources', 'default')
   .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'yaml', 'json']).default('table'))
@@ -398,16 +399,50 @@ for (const [command, description, path, insightField] of zoneOverviews) {
       );
     });
 }
-inspect
-  .command('dataplane <name>')
-  .description('what one proxy is given')
-  .addOption(new Option('--type <type>', 'what to show').choices(['policies', 'xds', 'rules', 'config-dump']).default('policies'))
-  .action(async (name: string, options: { type: string }) => {
-    const { mesh } = globals();
-    const view = options.type === 'config-dump' ? 'xds' : options.type;
-    const reply = await client().ok('GET', `/meshes/${encodeURIComponent(mesh)}/dataplanes/${encodeURIComponent(name)}/${view}`);
-    print(structured(globals().output === 'yaml' ? 'yaml' : 'json', reply.json));
-  });
+/** The `--type` of `inspect dataplane|zoneingress|zoneegress NAME`, each with the API view under the proxy's path it reads (docs/insights.md, Inspection). */
+const PROXY_VIEWS = { policies: 'policies', rules: 'rules', 'config-dump': 'xds', stats: 'stats', clusters: 'clusters' } as const;
+type ProxyView = keyof typeof PROXY_VIEWS;
+
+/**
+ * One view of a proxy: Envoy's own text for stats and clusters; the configuration dump as JSON;
+ * the matched policies as the reference's CLI lists them; rules as YAML. `-o json|yaml` prints the
+ * API's body in that format instead (not for stats and clusters).
+ */
+async function inspectProxy(kind: AnyKind, proxyPath: string, name: string, view: ProxyView): Promise<void> {
+  const { mesh, output } = globals();
+  const reply = await client().call('GET', `${proxyPath}/${PROXY_VIEWS[view]}`);
+  if (reply.status === 404) throw new UserError(`Error: there is no ${kind.singularDisplayName} with name "${name}"${kind.scope === 'mesh' ? ` in mesh "${mesh}"` : ''}`);
+  if (reply.status >= 400) throw new UserError(describeApiError(reply));
+  if (view === 'stats' || view === 'clusters') return print(reply.text);
+  if (output !== 'table') return print(structured(output, reply.json));
+  if (view === 'policies') return print(policiesText(reply.json as DataplanePolicies));
+  print(structured(view === 'rules' ? 'yaml' : 'json', reply.json));
+}
+
+interface ProxyCommand {
+  command: string;
+  alias?: string;
+  kind: AnyKind;
+  /** The API path of the proxy, under which its views are. */
+  path: (name: string) => string;
+  views: ProxyView[];
+}
+
+const proxyCommands: ProxyCommand[] = [
+  { command: 'dataplane', kind: dataplaneKind, path: (name) => entityPath(dataplaneKind, globals().mesh, name), views: ['policies', 'rules', 'config-dump', 'stats', 'clusters'] },
+  // Zone proxies get no policies: only what Envoy is given and what it reports. The views of a
+  // zone ingress are under `/zoneingresses`, not its resource path, as in the reference's API.
+  { command: 'zoneingress', alias: 'zone-ingress', kind: zoneIngressKind, path: (name) => `/zoneingresses/${encodeURIComponent(name)}`, views: ['config-dump', 'stats', 'clusters'] },
+  { command: 'zoneegress', alias: 'zone-egress', kind: zoneEgressKind, path: (name) => entityPath(zoneEgressKind, '', name), views: ['config-dump', 'stats', 'clusters'] },
+];
+for (const { command, alias, kind, path, views } of proxyCommands) {
+  const inspectOne = inspect
+    .command(`${command} <name>`)
+    .description(`what one ${kind.singularDisplayName.toLowerCase()} proxy is given, and what its Envoy reports`)
+    .addOption(new Option('--type <type>', 'what to show').choices(views).default(views[0]))
+    .action((name: string, options: { type: ProxyView }) => inspectProxy(kind, path(name), name, options.type));
+  if (alias) inspectOne.alias(alias);
+}
 for (const kind of NAMED_KINDS.filter((k) => k.inspectable)) {
   inspect
     .command(`${kind.cliNames!.singular} <name>`)
@@ -498,10 +533,15 @@ program
   .command('version')
   .description('client and control plane versions')
   .action(async () => {
-    print(`Client: ${VERSION}\n`);
-    const reply = await client().call('GET', '/');
-    const about = reply.json as { version: string; product?: string };
-    print(reply.status < 400 ? `Control Plane: ${about.version} (${about.product ?? 'mesh'})\n` : 'Control Plane: unknown\n');
+    print(`${CLIENT_VERSION_LINE}\n`);
+    // As the reference's CLI: a control plane out of reach is said on stderr, and the command still succeeds.
+    try {
+      const about = (await client().ok('GET', '/')).json as { product: string; version: string };
+      print(`Server: ${about.product} ${about.version}\n`);
+    } catch (error) {
+      if (!(error instanceof UserError)) throw error;
+      process.stderr.write(`Unable to connect to control plane: ${error.message.replace(/^Error: /, '')}\n`);
+    }
   });
 
 /** Every command path, for shell completion. */

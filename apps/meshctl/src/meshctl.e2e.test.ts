@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { startControlPlane } from '@mesh/zone/testing';
 import { decodeJwt } from 'jose';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const MESHCTL = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
@@ -67,6 +67,18 @@ describe('meshctl', () => {
     expect(listed).toContainEqual(expect.stringMatching(new RegExp(`^\\*\\s+test\\s+${cp.url}$`)));
     expect((await meshctl(...add)).stderr).toContain('already exists');
     expect((await meshctl('config', 'view')).stdout).toContain('currentContext: test');
+  });
+
+  it("prints its version and the control plane's, or says on stderr that it cannot reach one", async () => {
+    const about = (await (await fetch(`${cp.url}/`)).json()) as { product: string; version: string };
+    expect(await meshctl('version')).toEqual({ code: 0, stdout: `Client: Mesh ${about.version}\nServer: ${about.product} ${about.version}\n`, stderr: '' });
+    const away = join(dir, 'away.yaml');
+    writeFileSync(away, stringify({ contexts: [{ name: 'away', controlPlane: 'away' }], controlPlanes: [{ name: 'away', coordinates: { apiServer: { url: 'http://127.0.0.1:9' } } }], currentContext: 'away' }));
+    expect(await meshctl('version', '--config-file', away)).toEqual({
+      code: 0,
+      stdout: `Client: Mesh ${about.version}\n`,
+      stderr: 'Unable to connect to control plane: could not reach the control plane at http://127.0.0.1:9 (ECONNREFUSED)\n',
+    });
   });
 
   it('applies a multi-document file with a variable, then gets it in every format', async () => {
@@ -137,7 +149,7 @@ spec:
     expect((await meshctl('inspect', 'meshes')).stdout).toMatch(/^NAME\s+DATAPLANES\s+POLICIES\s+SERVICES\ndefault\s+0\/1/);
     expect((await meshctl('inspect', 'traffic-route', 'web-to-backend')).stdout).toMatch(/^DATAPLANE\nweb-1\n$/);
     expect((await meshctl('inspect', 'zone-ingresses')).stdout).toMatch(/^NAME\s+STATUS\s+LAST CONNECTED AGO\s+LAST UPDATED AGO\n$/);
-    const policies = JSON.parse((await meshctl('inspect', 'dataplane', 'web-1', '--type', 'policies')).stdout);
+    const policies = JSON.parse((await meshctl('inspect', 'dataplane', 'web-1', '--type', 'policies', '-o', 'json')).stdout);
     expect(policies.kind).toBe('SidecarDataplane');
   });
 

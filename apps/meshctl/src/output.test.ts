@@ -1,6 +1,6 @@
 import { defineKind, KINDS, type KindDescriptor } from '@mesh/model';
 import { describe, expect, it } from 'vitest';
-import { kindColumns, table } from './output.js';
+import { kindColumns, policiesText, table } from './output.js';
 
 const created = new Date(Date.now() - 30_000).toISOString();
 const names = { displayName: 'Test Kinds', singularDisplayName: 'Test Kind', validate: () => [], affects: 'nothing' } as const;
@@ -35,5 +35,63 @@ describe('the table of a kind', () => {
     expect(columns('Mesh')).toEqual(['NAME', 'mTLS', 'METRICS', 'LOGGING', 'TRACING', 'AGE']);
     expect(columns('Dataplane')).toEqual(['MESH', 'NAME', 'TAGS', 'AGE']);
     expect(columns('MeshTimeout')).toEqual(['MESH', 'NAME', 'AGE']);
+  });
+});
+
+describe('the policies of a proxy as text', () => {
+  it('lists a builtin gateway by listener, host, route and destination, each with its policy kinds and names', () => {
+    const named = (name: string) => ({ type: 'ignored', name });
+    const text = policiesText({
+      kind: 'MeshGatewayDataplane',
+      policies: { TrafficLog: named('edge-log') },
+      listeners: [
+        {
+          protocol: 'HTTP',
+          port: 8080,
+          hosts: [
+            {
+              hostName: '*',
+              routes: [
+                {
+                  route: 'to-shop',
+                  destinations: [
+                    { tags: { 'mesh.io/service': 'cart' }, policies: { Retry: named('cart-retries'), Timeout: named('short') } },
+                    { tags: { 'mesh.io/service': 'shop' }, policies: { Timeout: named('short') } },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(text).toBe(
+      [
+        'MESHGATEWAY:',
+        '  TrafficLog',
+        '    edge-log',
+        '',
+        'LISTENER (HTTP:8080):',
+        '  *:',
+        '    ROUTE to-shop:',
+        '      SERVICE cart:',
+        '        Retry',
+        '          cart-retries',
+        '        Timeout',
+        '          short',
+        '',
+        '      SERVICE shop:',
+        '        Timeout',
+        '          short',
+        '',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('lists every policy of a kind on its own line, and nothing for a proxy without policies', () => {
+    const text = policiesText({ kind: 'SidecarDataplane', items: [{ type: 'service', name: 'backend', matchedPolicies: { FaultInjection: [{ name: 'slow' }, { name: 'broken' }] } }] });
+    expect(text).toBe('SERVICE backend:\n  FaultInjection\n    slow\n    broken\n\n');
+    expect(policiesText({ kind: 'SidecarDataplane', items: [] })).toBe('');
   });
 });

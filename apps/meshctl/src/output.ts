@@ -1,6 +1,6 @@
 // Output in the three formats: aligned tables (as the reference's CLI prints them), YAML that
 // `meshctl apply -f` accepts back, and JSON.
-import type { AnyKind } from '@mesh/model';
+import { type AnyKind, SERVICE_TAG } from '@mesh/model';
 import { stringify } from 'yaml';
 
 export type Format = 'table' | 'yaml' | 'json';
@@ -71,4 +71,62 @@ export function kindColumns(kind: AnyKind): Column<ApiResource>[] {
   const mesh: Column<ApiResource>[] = kind.scope === 'mesh' ? [{ header: 'MESH', value: (resource) => resource.mesh ?? '' }] : [];
   const own = (kind.cliColumns ?? []).map((column): Column<ApiResource> => ({ header: column.header, value: (resource) => column.value(kind.specField ? resource.spec : resource) }));
   return [...mesh, { header: 'NAME', value: (resource) => resource.name }, ...own, { header: 'AGE', value: (resource) => ago(resource.creationTime) }];
+}
+
+/** A matched policy of `/policies`: the full entity, of which the text shows the name. */
+interface NamedPolicy {
+  name: string;
+}
+
+/** The `/meshes/{mesh}/dataplanes/{name}/policies` body: per attachment of a sidecar, or per listener, host and route of a builtin gateway. */
+export type DataplanePolicies =
+  | { kind: 'SidecarDataplane'; items: Array<{ type: string; name?: string; service?: string; matchedPolicies: Record<string, NamedPolicy[]> }> }
+  | {
+      kind: 'MeshGatewayDataplane';
+      policies?: Record<string, NamedPolicy>;
+      listeners: Array<{
+        protocol: string;
+        port: number;
+        hosts: Array<{ hostName: string; routes: Array<{ route: string; destinations: Array<{ tags: Record<string, string>; policies: Record<string, NamedPolicy> }> }> }>;
+      }>;
+    };
+
+/**
+ * The policies of a proxy as the reference's CLI prints them: each attachment (`INBOUND
+ * <address>(<service>)`, `OUTBOUND ...`, `SERVICE <name>`, `DATAPLANE`), or each gateway listener,
+ * host, route and destination, followed by its policy kinds with the names under them.
+ */
+export function policiesText(body: DataplanePolicies): string {
+  const lines: string[] = [];
+  const kinds = (policies: Record<string, NamedPolicy[]>, indent: string) => {
+    for (const [kind, named] of Object.entries(policies)) lines.push(`${indent}${kind}`, ...named.map((policy) => `${indent}  ${policy.name}`));
+  };
+  const single = (policies: Record<string, NamedPolicy>) => Object.fromEntries(Object.entries(policies).map(([kind, policy]) => [kind, [policy]]));
+  if (body.kind === 'SidecarDataplane') {
+    for (const item of body.items) {
+      const where = item.type === 'dataplane' ? 'DATAPLANE' : item.type === 'service' ? `SERVICE ${item.name}` : `${item.type.toUpperCase()} ${item.name}(${item.service})`;
+      lines.push(`${where}:`);
+      kinds(item.matchedPolicies, '  ');
+      lines.push('');
+    }
+    return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+  }
+  lines.push('MESHGATEWAY:');
+  kinds(single(body.policies ?? {}), '  ');
+  lines.push('');
+  for (const listener of body.listeners) {
+    lines.push(`LISTENER (${listener.protocol}:${listener.port}):`);
+    for (const host of listener.hosts) {
+      lines.push(`  ${host.hostName}:`);
+      for (const route of host.routes) {
+        lines.push(`    ROUTE ${route.route}:`);
+        for (const destination of route.destinations) {
+          lines.push(`      SERVICE ${destination.tags[SERVICE_TAG]}:`);
+          kinds(single(destination.policies), '        ');
+          lines.push('');
+        }
+      }
+    }
+  }
+  return `${lines.join('\n')}\n`;
 }

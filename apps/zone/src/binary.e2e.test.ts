@@ -1,21 +1,121 @@
-// The binary's own command line: version, help, the reference's `run` habit, the defaults
-// reference, and a misspelt MESH_* variable refused at start.
-import { execFile } from 'node:child_process';
+// The binaries' own command lines: one product version for all of them, help, the reference's
+// `run` habit, the defaults reference, and a refused start as an operator sees it on a terminal
+// and as a log collector sees it.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { BINARIES, startControlPlane } from './testing/process.js';
+import { MESH_DP } from './testing/envoy.js';
+import { BINARIES, freePort, startControlPlane } from './testing/process.js';
 
 const run = promisify(execFile);
-const zone = (args: string[], env: Record<string, string> = {}) =>
-  run(process.execPath, [BINARIES['mesh-zone'], ...args], { env: { PATH: process.env.PATH ?? '', ...env } }).then(
+const MESHCTL = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'meshctl', 'dist', 'main.js');
+
+const command = (script: string) => (args: string[], env: Record<string, string> = {}) =>
+  run(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );
+const zone = command(BINARIES['mesh-zone']);
+
+/** Colours and the terminal's carriage returns, which a reader does not see. */
+const ANSI_AND_CR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m|\\r`, 'g');
+
+/**
+ * mesh-zone with a terminal as its stdout and stderr (`script` from util-linux gives it one), as
+ * started from an operator's shell; `output` is what the terminal shows.
+ */
+function zoneOnTerminal(env: Record<string, string>) {
+  const child = spawn('script', ['-qec', `exec '${process.execPath}' '${BINARIES['mesh-zone']}'`, '/dev/null'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    exited,
+    output: () => output.replace(ANSI_AND_CR, ''),
+    stop: () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** The settings of a start on free ports in a new work directory, `overrides` last. */
+async function startEnv(overrides: Record<string, string> = {}): Promise<Record<string, string>> {
+  return {
+    MESH_GENERAL_WORK_DIR: mkdtempSync(join(tmpdir(), 'mesh-start-')),
+    MESH_API_SERVER_HTTP_PORT: String(await freePort()),
+    MESH_API_SERVER_HTTPS_PORT: String(await freePort()),
+    MESH_DIAGNOSTICS_SERVER_PORT: String(await freePort()),
+    MESH_DP_SERVER_PORT: String(await freePort()),
+    ...overrides,
+  };
+}
+
+/** A port held by another listener for the time of `body`. */
+async function withTakenPort<T>(body: (port: number) => Promise<T>): Promise<T> {
+  const taken: Server = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
+  try {
+    return await body((taken.address() as { port: number }).port);
+  } finally {
+    taken.close();
+  }
+}
+
+/** A refused start: its settings, the line a terminal shows, and the key and variable the refusal names. */
+interface Refusal {
+  env: Record<string, string>;
+  line: string;
+  setting?: string;
+  variable?: string;
+}
+
+const REFUSALS: Refusal[] = [
+  {
+    env: { MESH_API_SERVR_HTTP_PORT: '6681' },
+    line: 'Error: invalid configuration: MESH_API_SERVR_HTTP_PORT: names no configuration key; did you mean apiServer.http.port (MESH_API_SERVER_HTTP_PORT)?',
+  },
+  {
+    env: { MESH_API_SERVER_HTTP_PORT: 'http' },
+    line: 'Error: invalid configuration: apiServer.http.port (MESH_API_SERVER_HTTP_PORT): expected an integer, got "http"',
+    setting: 'apiServer.http.port',
+    variable: 'MESH_API_SERVER_HTTP_PORT',
+  },
+  {
+    env: { MESH_XDS_SERVER_NACK_BACKOFF: 'soon' },
+    line: 'Error: invalid configuration: xdsServer.nackBackoff (MESH_XDS_SERVER_NACK_BACKOFF): expected a duration such as 10s, 500ms or 1m30s, got "soon"',
+    setting: 'xdsServer.nackBackoff',
+    variable: 'MESH_XDS_SERVER_NACK_BACKOFF',
+  },
+];
+
+describe('the version', () => {
+  it('is the same product version for every binary, with `version` and `--version`', async () => {
+    const printed = [];
+    for (const script of [BINARIES['mesh-zone'], BINARIES['mesh-global'], MESH_DP]) {
+      for (const args of [['version'], ['--version']]) printed.push(await command(script)(args));
+    }
+    printed.push(await command(MESHCTL)(['--version']));
+    expect(printed.map((p) => p.code)).toEqual(printed.map(() => 0));
+    const versions = printed.map((p) => /^(?:Mesh: |Client: Mesh )(\d+\.\d+\.\d+)\n$/.exec(p.stdout)?.[1]);
+    expect(versions[0]).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(new Set(versions)).toEqual(new Set([versions[0]]));
+    expect(printed[0]!.stdout).toBe(`Mesh: ${versions[0]}\n`);
+    expect(printed.at(-1)!.stdout).toBe(`Client: Mesh ${versions[0]}\n`);
+  });
+});
 
 describe('mesh-zone command line', () => {
-  it('prints its version and a help that names the environment variables', async () => {
-    expect((await zone(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  it('prints a help that names the environment variables', async () => {
     const help = (await zone(['--help'])).stdout;
     expect(help).toContain('run [options]');
     expect(help).toContain('MESH_API_SERVER_HTTP_PORT');
@@ -32,6 +132,67 @@ describe('mesh-zone command line', () => {
     const started = await zone(['run'], { MESH_API_SERVR_HTTP_PORT: '6681', MESH_GENERAL_WORK_DIR: '/tmp' });
     expect(started.code).toBe(1);
     expect(started.stdout + started.stderr).toContain('MESH_API_SERVR_HTTP_PORT: names no configuration key');
+  });
+});
+
+describe('a refused start', () => {
+  it('is one plain line on a terminal, naming the key and its variable, without a stack', async () => {
+    for (const { env, line } of REFUSALS) {
+      const started = zoneOnTerminal(await startEnv(env));
+      expect(await started.exited).toBe(1);
+      expect(started.output()).toBe(`${line}\n`);
+    }
+  });
+
+  it('on a port in use, is one plain line on a terminal naming the port\'s key and variable, without a stack', async () => {
+    await withTakenPort(async (port) => {
+      const started = zoneOnTerminal(await startEnv({ MESH_DP_SERVER_PORT: String(port) }));
+      expect(await started.exited).toBe(1);
+      const lines = started.output().trimEnd().split('\n');
+      expect(lines.filter((l) => l.includes('Error') || l.includes('FATAL'))).toEqual([`Error: dpServer.port (MESH_DP_SERVER_PORT): port ${port} is already in use`]);
+      expect(lines.at(-1)).toBe(`Error: dpServer.port (MESH_DP_SERVER_PORT): port ${port} is already in use`);
+      expect(started.output()).not.toMatch(/^\s+at /m);
+    });
+  });
+
+  it('is a JSON log line off a terminal, its error naming the key and its variable', async () => {
+    const fatal = async (env: Record<string, string>) => {
+      const started = await zone([], await startEnv(env));
+      expect(started.code).toBe(1);
+      return JSON.parse(started.stdout.trim().split('\n').at(-1)!) as { level: number; msg: string; err: Record<string, string> };
+    };
+    for (const { env, line, setting, variable } of REFUSALS) {
+      const logged = await fatal(env);
+      expect(logged).toMatchObject({ level: 60, msg: 'invalid configuration', err: { type: 'ConfigError', message: line.replace('Error: invalid configuration: ', '') } });
+      if (setting) expect(logged.err).toMatchObject({ setting, variable });
+    }
+    await withTakenPort(async (port) => {
+      const message = `dpServer.port (MESH_DP_SERVER_PORT): port ${port} is already in use`;
+      expect(await fatal({ MESH_DP_SERVER_PORT: String(port) })).toMatchObject({ level: 60, msg: message, err: { message, setting: 'dpServer.port', variable: 'MESH_DP_SERVER_PORT' } });
+    });
+  });
+});
+
+describe('the log on a terminal', () => {
+  it('takes one line per request', async () => {
+    const env = await startEnv();
+    const started = zoneOnTerminal(env);
+    try {
+      const ready = `http://127.0.0.1:${env.MESH_DIAGNOSTICS_SERVER_PORT}/ready`;
+      for (let up = false; !up; ) {
+        up = await fetch(ready).then((res) => res.ok, () => false);
+        if (!up) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const res = await fetch(`http://127.0.0.1:${env.MESH_API_SERVER_HTTP_PORT}/meshes/default`, { headers: { 'x-request-id': 'one-line-please' } });
+      expect(res.status).toBe(200);
+      while (!started.output().includes('one-line-please')) await new Promise((resolve) => setTimeout(resolve, 50));
+      // The entry is written in one piece: once its id shows, its whole line is there.
+      const lines = started.output().split('\n').filter((line) => line.includes('one-line-please'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/INFO \(mesh-zone\): request completed .*"method":"GET","url":"\/meshes\/default".*"statusCode":200/);
+    } finally {
+      await started.stop();
+    }
   });
 });
 

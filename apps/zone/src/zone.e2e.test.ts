@@ -168,7 +168,7 @@ describe('mesh-zone, standalone', () => {
     const port = (taken.address() as AddressInfo).port;
     try {
       const ports = { http: await freePort(), https: await freePort(), diagnostics: await freePort(), kds: await freePort() };
-      await expect(startControlPlane({ ports, env: { MESH_DP_SERVER_PORT: String(port) } })).rejects.toThrow(`dpServer: port ${port} is already in use`);
+      await expect(startControlPlane({ ports, env: { MESH_DP_SERVER_PORT: String(port) } })).rejects.toThrow(`dpServer.port (MESH_DP_SERVER_PORT): port ${port} is already in use`);
     } finally {
       taken.close();
     }

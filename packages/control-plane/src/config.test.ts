@@ -4,7 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apiServerOptions } from './api-server.js';
-import { configKeys, DEFAULT_MESH_DEFINITION, effectiveConfig, formatGoDuration, loadConfig, MASK } from './config.js';
+import { ConfigError, configKeys, DEFAULT_MESH_DEFINITION, effectiveConfig, formatGoDuration, loadConfig, MASK } from './config.js';
 
 const load = (env: Record<string, string> = {}, yaml?: string) => {
   if (yaml === undefined) return loadConfig({ env });
@@ -64,10 +64,12 @@ describe('defaults', () => {
 });
 
 describe('environment variables', () => {
-  it('refuse a MESH_* variable that names no configuration key', () => {
-    expect(() => load({ MESH_API_SERVR_HTTP_PORT: '6681' })).toThrow(
-      'MESH_API_SERVR_HTTP_PORT: names no configuration key (each MESH_* variable is a key path in upper snake case, such as MESH_API_SERVER_HTTP_PORT)',
+  it('refuse a MESH_* variable that names no configuration key, naming the closest key and its variable when it looks misspelt', () => {
+    expect(() => load({ MESH_API_SERVR_HTTP_PORT: '6681' })).toThrow('MESH_API_SERVR_HTTP_PORT: names no configuration key; did you mean apiServer.http.port (MESH_API_SERVER_HTTP_PORT)?');
+    expect(() => load({ MESH_TELEMETRY: 'on' })).toThrow(
+      'MESH_TELEMETRY: names no configuration key (each MESH_* variable is a key path in upper snake case, such as MESH_API_SERVER_HTTP_PORT)',
     );
+    expect(() => load({ MESH_TELEMETRY: 'on', MESH_TRACING: 'on' })).toThrow('MESH_TELEMETRY, MESH_TRACING: name no configuration key');
   });
 
   it('set numbers, strings and paths (the existing variables keep working)', () => {
@@ -124,22 +126,36 @@ describe('environment variables', () => {
   });
 
   it.each([
-    [{ MESH_API_SERVER_HTTP_PORT: 'http' }, 'MESH_API_SERVER_HTTP_PORT: expected an integer, got "http"'],
-    [{ MESH_API_SERVER_READ_ONLY: 'yes' }, 'MESH_API_SERVER_READ_ONLY: expected true or false, got "yes"'],
-    [{ MESH_XDS_SERVER_NACK_BACKOFF: 'soon' }, 'MESH_XDS_SERVER_NACK_BACKOFF: expected a duration such as 10s, 500ms or 1m30s, got "soon"'],
-    [{ MESH_API_SERVER_HTTP_PORT: '70000' }, 'apiServer.http.port: port must be in the range [0, 65535], got 70000'],
-    [{ MESH_DP_SERVER_PORT: '-1' }, 'dpServer.port: port must be in the range [0, 65535], got -1'],
-    [{ MESH_ENVIRONMENT: 'mainframe' }, 'environment: must be one of universal, kubernetes, got "mainframe"'],
-    [{ MESH_MODE: 'primary' }, 'mode: must be one of standalone, global, zone, got "primary"'],
-    [{ MESH_STORE_TYPE: 'mysql' }, 'store.type: must be one of sqlite, memory, postgres, got "mysql"'],
-    [{ MESH_MODE: 'zone' }, 'multizone.zone.name: a zone control plane needs a zone name (MESH_MULTIZONE_ZONE_NAME)'],
-    [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'Zone_1', MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'grpcs://g:5685' }, 'multizone.zone.name: "Zone_1" is not a valid zone name'],
-    [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east' }, "multizone.zone.globalAddress: a zone control plane needs its global's sync address"],
-    [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east', MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'tcp://g:5685' }, 'unsupported scheme "tcp" in zone GlobalAddress'],
-    [{ MESH_MULTIZONE_GLOBAL_KDS_TLS_KEY_FILE: '/k.pem' }, 'multizone.global.kds.tlsCertFile: cannot be empty if tlsKeyFile has been set'],
-    [{ MESH_MULTIZONE_GLOBAL_KDS_AUTHN_TYPE: 'password' }, 'multizone.global.kds.authn.type: expected "zoneToken" or "none", got "password"'],
-  ])('refuse a bad value: %j', (env, message) => {
+    [{ MESH_API_SERVER_HTTP_PORT: 'http' }, 'apiServer.http.port (MESH_API_SERVER_HTTP_PORT): expected an integer, got "http"'],
+    [{ MESH_API_SERVER_READ_ONLY: 'yes' }, 'apiServer.readOnly (MESH_API_SERVER_READ_ONLY): expected true or false, got "yes"'],
+    [{ MESH_XDS_SERVER_NACK_BACKOFF: 'soon' }, 'xdsServer.nackBackoff (MESH_XDS_SERVER_NACK_BACKOFF): expected a duration such as 10s, 500ms or 1m30s, got "soon"'],
+    [{ MESH_API_SERVER_HTTP_PORT: '70000' }, 'apiServer.http.port (MESH_API_SERVER_HTTP_PORT): port must be in the range [0, 65535], got 70000'],
+    [{ MESH_DP_SERVER_PORT: '-1' }, 'dpServer.port (MESH_DP_SERVER_PORT): port must be in the range [0, 65535], got -1'],
+    [{ MESH_ENVIRONMENT: 'mainframe' }, 'environment (MESH_ENVIRONMENT): must be one of universal, kubernetes, got "mainframe"'],
+    [{ MESH_MODE: 'primary' }, 'mode (MESH_MODE): must be one of standalone, global, zone, got "primary"'],
+    [{ MESH_STORE_TYPE: 'mysql' }, 'store.type (MESH_STORE_TYPE): must be one of sqlite, memory, postgres, got "mysql"'],
+    [{ MESH_MODE: 'zone' }, 'multizone.zone.name (MESH_MULTIZONE_ZONE_NAME): a zone control plane needs a zone name'],
+    [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'Zone_1', MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'grpcs://g:5685' }, 'multizone.zone.name (MESH_MULTIZONE_ZONE_NAME): "Zone_1" is not a valid zone name'],
+    [{ MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east' }, "multizone.zone.globalAddress (MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS): a zone control plane needs its global's sync address"],
+    [
+      { MESH_MODE: 'zone', MESH_MULTIZONE_ZONE_NAME: 'east', MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'tcp://g:5685' },
+      'multizone.zone.globalAddress (MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS): unsupported scheme "tcp" in zone GlobalAddress',
+    ],
+    [{ MESH_MULTIZONE_GLOBAL_KDS_TLS_KEY_FILE: '/k.pem' }, 'multizone.global.kds.tlsCertFile (MESH_MULTIZONE_GLOBAL_KDS_TLS_CERT_FILE): cannot be empty if tlsKeyFile has been set'],
+    [{ MESH_MULTIZONE_GLOBAL_KDS_AUTHN_TYPE: 'password' }, 'multizone.global.kds.authn.type (MESH_MULTIZONE_GLOBAL_KDS_AUTHN_TYPE): expected "zoneToken" or "none", got "password"'],
+  ])('refuse a bad value, naming its key and its variable: %j', (env, message) => {
     expect(() => load(env)).toThrow(message);
+  });
+
+  it('carry the key and the variable of a refused value on the error, for the log line', () => {
+    let refused: unknown;
+    try {
+      load({ MESH_XDS_SERVER_NACK_BACKOFF: 'soon' });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect(refused).toMatchObject({ setting: 'xdsServer.nackBackoff', variable: 'MESH_XDS_SERVER_NACK_BACKOFF' });
   });
 });
 
@@ -182,17 +198,18 @@ describe('configuration file', () => {
 
   it.each([
     ['apiServer:\n  bogus: 1\n', 'apiServer.bogus: unknown configuration key'],
+    ['apiServer:\n  readOnlyy: true\n', 'apiServer.readOnlyy: unknown configuration key; did you mean apiServer.readOnly (MESH_API_SERVER_READ_ONLY)?'],
     ['telemetry: {}\n', 'telemetry: unknown configuration key'],
     ['apiServer:\n  port: 6000\n', 'apiServer.port: shown by /config for older clients and not a setting; set apiServer.http.port instead'],
     ['xdsServer:\n  grpcPort: 6000\n', 'xdsServer.grpcPort: shown by /config for older clients and not a setting; set dpServer.port instead'],
     ['adminServer:\n  local:\n    port: 5679\n', 'adminServer: shown by /config for older clients and not a setting'],
     ['defaults:\n  mesh: "type: Mesh"\n', 'defaults.mesh: shown by /config for older clients and not a setting'],
     ['apiServer:\n  http: 5681\n', 'apiServer.http: expected a mapping'],
-    ['apiServer:\n  corsAllowedDomains: ".*"\n', 'apiServer.corsAllowedDomains: expected a list of strings'],
-    ['apiServer:\n  http:\n    port: [1]\n', 'apiServer.http.port: expected a number'],
-    ['apiServer:\n  http:\n    port: 56.81\n', 'apiServer.http.port: expected an integer, got "56.81"'],
-    ['apiServer:\n  readOnly: sometimes\n', 'apiServer.readOnly: expected true or false, got "sometimes"'],
-    ['xdsServer:\n  nackBackoff: 5\n', 'xdsServer.nackBackoff: expected a duration such as 10s, 500ms or 1m30s, got "5"'],
+    ['apiServer:\n  corsAllowedDomains: ".*"\n', 'apiServer.corsAllowedDomains (MESH_API_SERVER_CORS_ALLOWED_DOMAINS): expected a list of strings'],
+    ['apiServer:\n  http:\n    port: [1]\n', 'apiServer.http.port (MESH_API_SERVER_HTTP_PORT): expected a number'],
+    ['apiServer:\n  http:\n    port: 56.81\n', 'apiServer.http.port (MESH_API_SERVER_HTTP_PORT): expected an integer, got "56.81"'],
+    ['apiServer:\n  readOnly: sometimes\n', 'apiServer.readOnly (MESH_API_SERVER_READ_ONLY): expected true or false, got "sometimes"'],
+    ['xdsServer:\n  nackBackoff: 5\n', 'xdsServer.nackBackoff (MESH_XDS_SERVER_NACK_BACKOFF): expected a duration such as 10s, 500ms or 1m30s, got "5"'],
     ['- a list\n', 'expected a YAML mapping at the top level'],
     ['apiServer: [\n', 'cannot read configuration file'],
   ])('refuses %j', (yaml, message) => {
@@ -346,13 +363,13 @@ describe('limits (docs/api.md, Limits)', () => {
   });
 
   it.each([
-    [{ MESH_API_SERVER_READ_HEADER_TIMEOUT: '2m' }, 'apiServer.readHeaderTimeout: must be at most apiServer.readTimeout (1m0s), got 2m0s'],
-    [{ MESH_API_SERVER_READ_TIMEOUT: '-1s' }, 'apiServer.readTimeout: cannot be negative, got -1s'],
-    [{ MESH_API_SERVER_MAX_REQUEST_BODY_SIZE: '0' }, 'apiServer.maxRequestBodySize: must be a positive number of bytes, got 0'],
-    [{ MESH_API_SERVER_MAX_CONCURRENT_REQUESTS: '-5' }, 'apiServer.maxConcurrentRequests: cannot be negative (0 means no limit), got -5'],
-    [{ MESH_STORE_SQLITE_MAX_SIZE: '-1' }, 'store.sqlite.maxSize: cannot be negative (0 means no cap), got -1'],
-    [{ MESH_RUNTIME_HEAP_GROWTH_PERCENT: '-1' }, 'runtime.heapGrowthPercent: must be a whole number in the range [0, 1000] (0 leaves it to the engine), got -1'],
-    [{ MESH_RUNTIME_HEAP_GROWTH_PERCENT: '5000' }, 'runtime.heapGrowthPercent: must be a whole number in the range [0, 1000] (0 leaves it to the engine), got 5000'],
+    [{ MESH_API_SERVER_READ_HEADER_TIMEOUT: '2m' }, 'apiServer.readHeaderTimeout (MESH_API_SERVER_READ_HEADER_TIMEOUT): must be at most apiServer.readTimeout (1m0s), got 2m0s'],
+    [{ MESH_API_SERVER_READ_TIMEOUT: '-1s' }, 'apiServer.readTimeout (MESH_API_SERVER_READ_TIMEOUT): cannot be negative, got -1s'],
+    [{ MESH_API_SERVER_MAX_REQUEST_BODY_SIZE: '0' }, 'apiServer.maxRequestBodySize (MESH_API_SERVER_MAX_REQUEST_BODY_SIZE): must be a positive number of bytes, got 0'],
+    [{ MESH_API_SERVER_MAX_CONCURRENT_REQUESTS: '-5' }, 'apiServer.maxConcurrentRequests (MESH_API_SERVER_MAX_CONCURRENT_REQUESTS): cannot be negative (0 means no limit), got -5'],
+    [{ MESH_STORE_SQLITE_MAX_SIZE: '-1' }, 'store.sqlite.maxSize (MESH_STORE_SQLITE_MAX_SIZE): cannot be negative (0 means no cap), got -1'],
+    [{ MESH_RUNTIME_HEAP_GROWTH_PERCENT: '-1' }, 'runtime.heapGrowthPercent (MESH_RUNTIME_HEAP_GROWTH_PERCENT): must be a whole number in the range [0, 1000] (0 leaves it to the engine), got -1'],
+    [{ MESH_RUNTIME_HEAP_GROWTH_PERCENT: '5000' }, 'runtime.heapGrowthPercent (MESH_RUNTIME_HEAP_GROWTH_PERCENT): must be a whole number in the range [0, 1000] (0 leaves it to the engine), got 5000'],
   ])('refuse %j', (env, message) => {
     expect(() => load(env)).toThrow(message);
   });

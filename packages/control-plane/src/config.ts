@@ -13,15 +13,31 @@ export { DEFAULT_CONFIG };
 type Widen<T> = T extends string ? string : T extends number ? number : T extends boolean ? boolean : T extends readonly string[] ? string[] : { [K in keyof T]: Widen<T[K]> };
 export type ControlPlaneConfig = Widen<typeof DEFAULT_CONFIG>;
 
+const envName = (path: readonly string[]) =>
+  `MESH_${path.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`;
+
+/**
+ * A setting the operator has to change. With the key it is about, the message names the key and
+ * its variable (`dpServer.port (MESH_DP_SERVER_PORT): ...`), whichever of them was used, and the
+ * error carries both as `setting` and `variable` (fields of the JSON log line).
+ */
 export class ConfigError extends Error {
   override name = 'ConfigError';
+  readonly setting?: string;
+  readonly variable?: string;
+
+  constructor(problem: string, setting?: string, options?: ErrorOptions) {
+    const variable = setting === undefined ? undefined : envName(setting.split('.'));
+    super(setting === undefined ? problem : `${setting} (${variable}): ${problem}`, options);
+    if (setting !== undefined) {
+      this.setting = setting;
+      this.variable = variable;
+    }
+  }
 }
 
 type Tree = Record<string, unknown>;
 const isTree = (value: unknown): value is Tree => value !== null && typeof value === 'object' && !Array.isArray(value);
-
-const envName = (path: readonly string[]) =>
-  `MESH_${path.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`;
 
 /** Every leaf key of the defaults with its env var name (`apiServer.http.port`, MESH_API_SERVER_HTTP_PORT). */
 export function configKeys(tree: Tree = DEFAULT_CONFIG, prefix: string[] = []): Array<{ path: string[]; env: string }> {
@@ -33,21 +49,21 @@ export function configKeys(tree: Tree = DEFAULT_CONFIG, prefix: string[] = []): 
 /** A string default written as a Go duration (`1s`, `5m0s`) makes its key a duration. */
 const isDurationKey = (like: unknown) => typeof like === 'string' && like !== '' && parseDurationNanos(like) !== undefined;
 
-/** A text value (an env var, or a YAML scalar) as the type of the key's default. */
-function coerce(text: string, like: unknown, where: string): unknown {
+/** A text value (an env var, or a YAML scalar) as the type of the default of `setting`. */
+function coerce(text: string, like: unknown, setting: string): unknown {
   if (typeof like === 'number') {
-    if (!/^-?\d+$/.test(text.trim())) throw new ConfigError(`${where}: expected an integer, got "${text}"`);
+    if (!/^-?\d+$/.test(text.trim())) throw new ConfigError(`expected an integer, got "${text}"`, setting);
     return Number(text);
   }
   if (typeof like === 'boolean') {
     const lower = text.trim().toLowerCase();
-    if (lower !== 'true' && lower !== 'false') throw new ConfigError(`${where}: expected true or false, got "${text}"`);
+    if (lower !== 'true' && lower !== 'false') throw new ConfigError(`expected true or false, got "${text}"`, setting);
     return lower === 'true';
   }
   if (Array.isArray(like)) return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (isDurationKey(like)) {
     const nanos = parseDurationNanos(text.trim());
-    if (nanos === undefined) throw new ConfigError(`${where}: expected a duration such as 10s, 500ms or 1m30s, got "${text}"`);
+    if (nanos === undefined) throw new ConfigError(`expected a duration such as 10s, 500ms or 1m30s, got "${text}"`, setting);
     return formatGoDuration(nanos);
   }
   return text;
@@ -58,19 +74,19 @@ function merge(base: Tree, overlay: Tree, where: string): Tree {
   const out: Tree = { ...base };
   for (const [key, value] of Object.entries(overlay)) {
     const path = where ? `${where}.${key}` : key;
-    if (!(key in base)) throw new ConfigError(`${path}: ${legacyKeyNote(path) ?? 'unknown configuration key'}`);
+    if (!(key in base)) throw new ConfigError(`${path}: ${legacyKeyNote(path) ?? `unknown configuration key${didYouMean(path, KEY_PATHS)}`}`);
     const current = base[key];
     if (value === null || value === undefined) continue;
     if (isTree(current)) {
       if (!isTree(value)) throw new ConfigError(`${path}: expected a mapping`);
       out[key] = merge(current, value, path);
     } else if (Array.isArray(current)) {
-      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new ConfigError(`${path}: expected a list of strings`);
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new ConfigError('expected a list of strings', path);
       out[key] = value;
     } else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') {
       out[key] = coerce(String(value), current, path);
     } else {
-      throw new ConfigError(`${path}: expected a ${typeof current}`);
+      throw new ConfigError(`expected a ${typeof current}`, path);
     }
   }
   return out;
@@ -118,12 +134,42 @@ export function loadConfig(options: LoadConfigOptions = {}): ControlPlaneConfig 
   for (const { path, env: name } of configKeys()) {
     known.add(name);
     const text = env[name];
-    if (text !== undefined) setPath(config, path, coerce(text, getPath(DEFAULT_CONFIG, path), name));
+    if (text !== undefined) setPath(config, path, coerce(text, getPath(DEFAULT_CONFIG, path), path.join('.')));
   }
   // A misspelt variable would otherwise be ignored in silence, as an unknown YAML key is not.
   const unknown = Object.keys(env).filter((name) => name.startsWith('MESH_') && !known.has(name)).sort();
-  if (unknown.length > 0) throw new ConfigError(`${unknown.join(', ')}: names no configuration key (each MESH_* variable is a key path in upper snake case, such as MESH_API_SERVER_HTTP_PORT)`);
+  if (unknown.length === 1) {
+    const hint = didYouMean(unknown[0]!, [...known]) || ' (each MESH_* variable is a key path in upper snake case, such as MESH_API_SERVER_HTTP_PORT)';
+    throw new ConfigError(`${unknown[0]}: names no configuration key${hint}`);
+  }
+  if (unknown.length > 1) throw new ConfigError(`${unknown.join(', ')}: name no configuration key (each MESH_* variable is a key path in upper snake case, such as MESH_API_SERVER_HTTP_PORT)`);
   return finish(config as ControlPlaneConfig);
+}
+
+const KEY_PATHS = configKeys().map(({ path }) => path.join('.'));
+
+/** `; did you mean X?` for the known name closest to a misspelt one (a few letters off), else ''. */
+function didYouMean(name: string, known: readonly string[]): string {
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance <= 3 && (!best || distance < best.distance)) best = { name: candidate, distance };
+  }
+  if (!best) return '';
+  const closest = best.name;
+  const key = configKeys().find(({ path, env }) => path.join('.') === closest || env === closest);
+  return `; did you mean ${key ? `${key.path.join('.')} (${key.env})` : closest}?`;
+}
+
+/** Levenshtein distance: the insertions, deletions and substitutions that turn `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 const ENVIRONMENTS = ['universal', 'kubernetes'];
@@ -134,17 +180,17 @@ const STORE_TYPES = ['sqlite', 'memory', 'postgres'];
 const PORT_KEYS = configKeys().filter(({ path }) => typeof getPath(DEFAULT_CONFIG, path) === 'number' && /^port$|Port$/.test(path.at(-1)!));
 
 function finish(config: ControlPlaneConfig): ControlPlaneConfig {
-  if (!ENVIRONMENTS.includes(config.environment)) throw new ConfigError(`environment: must be one of ${ENVIRONMENTS.join(', ')}, got "${config.environment}"`);
-  if (!MODES.includes(config.mode)) throw new ConfigError(`mode: must be one of ${MODES.join(', ')}, got "${config.mode}"`);
-  if (!STORE_TYPES.includes(config.store.type)) throw new ConfigError(`store.type: must be one of ${STORE_TYPES.join(', ')}, got "${config.store.type}"`);
+  if (!ENVIRONMENTS.includes(config.environment)) throw new ConfigError(`must be one of ${ENVIRONMENTS.join(', ')}, got "${config.environment}"`, 'environment');
+  if (!MODES.includes(config.mode)) throw new ConfigError(`must be one of ${MODES.join(', ')}, got "${config.mode}"`, 'mode');
+  if (!STORE_TYPES.includes(config.store.type)) throw new ConfigError(`must be one of ${STORE_TYPES.join(', ')}, got "${config.store.type}"`, 'store.type');
   if (config.mode === 'zone') checkZoneSettings(config);
   const kds = config.multizone.global.kds;
-  if (kds.tlsCertFile === '' && kds.tlsKeyFile !== '') throw new ConfigError('multizone.global.kds.tlsCertFile: cannot be empty if tlsKeyFile has been set');
-  if (kds.tlsKeyFile === '' && kds.tlsCertFile !== '') throw new ConfigError('multizone.global.kds.tlsKeyFile: cannot be empty if tlsCertFile has been set');
-  if (kds.authn.type !== 'none' && kds.authn.type !== 'zoneToken') throw new ConfigError(`multizone.global.kds.authn.type: expected "zoneToken" or "none", got "${kds.authn.type}"`);
+  if (kds.tlsCertFile === '' && kds.tlsKeyFile !== '') throw new ConfigError('cannot be empty if tlsKeyFile has been set', 'multizone.global.kds.tlsCertFile');
+  if (kds.tlsKeyFile === '' && kds.tlsCertFile !== '') throw new ConfigError('cannot be empty if tlsCertFile has been set', 'multizone.global.kds.tlsKeyFile');
+  if (kds.authn.type !== 'none' && kds.authn.type !== 'zoneToken') throw new ConfigError(`expected "zoneToken" or "none", got "${kds.authn.type}"`, 'multizone.global.kds.authn.type');
   for (const { path } of PORT_KEYS) {
     const port = getPath(config, path) as number;
-    if (port < 0 || port > 65535) throw new ConfigError(`${path.join('.')}: port must be in the range [0, 65535], got ${port}`);
+    if (port < 0 || port > 65535) throw new ConfigError(`port must be in the range [0, 65535], got ${port}`, path.join('.'));
   }
   checkLimits(config);
   config.general.workDir = resolve(config.general.workDir);
@@ -157,28 +203,26 @@ function checkLimits(config: ControlPlaneConfig): void {
   const { readHeaderTimeout, readTimeout, maxRequestBodySize, maxConcurrentRequests } = config.apiServer;
   const headers = parseDurationNanos(readHeaderTimeout)!;
   const whole = parseDurationNanos(readTimeout)!;
-  if (headers < 0) throw new ConfigError(`apiServer.readHeaderTimeout: cannot be negative, got ${readHeaderTimeout}`);
-  if (whole < 0) throw new ConfigError(`apiServer.readTimeout: cannot be negative, got ${readTimeout}`);
-  if (whole > 0 && headers > whole) throw new ConfigError(`apiServer.readHeaderTimeout: must be at most apiServer.readTimeout (${readTimeout}), got ${readHeaderTimeout}`);
-  if (maxRequestBodySize <= 0) throw new ConfigError(`apiServer.maxRequestBodySize: must be a positive number of bytes, got ${maxRequestBodySize}`);
-  if (maxConcurrentRequests < 0) throw new ConfigError(`apiServer.maxConcurrentRequests: cannot be negative (0 means no limit), got ${maxConcurrentRequests}`);
-  if (config.store.sqlite.maxSize < 0) throw new ConfigError(`store.sqlite.maxSize: cannot be negative (0 means no cap), got ${config.store.sqlite.maxSize}`);
+  if (headers < 0) throw new ConfigError(`cannot be negative, got ${readHeaderTimeout}`, 'apiServer.readHeaderTimeout');
+  if (whole < 0) throw new ConfigError(`cannot be negative, got ${readTimeout}`, 'apiServer.readTimeout');
+  if (whole > 0 && headers > whole) throw new ConfigError(`must be at most apiServer.readTimeout (${readTimeout}), got ${readHeaderTimeout}`, 'apiServer.readHeaderTimeout');
+  if (maxRequestBodySize <= 0) throw new ConfigError(`must be a positive number of bytes, got ${maxRequestBodySize}`, 'apiServer.maxRequestBodySize');
+  if (maxConcurrentRequests < 0) throw new ConfigError(`cannot be negative (0 means no limit), got ${maxConcurrentRequests}`, 'apiServer.maxConcurrentRequests');
+  if (config.store.sqlite.maxSize < 0) throw new ConfigError(`cannot be negative (0 means no cap), got ${config.store.sqlite.maxSize}`, 'store.sqlite.maxSize');
   const { heapGrowthPercent } = config.runtime;
-  if (!Number.isInteger(heapGrowthPercent) || heapGrowthPercent < 0 || heapGrowthPercent > 1000) throw new ConfigError(`runtime.heapGrowthPercent: must be a whole number in the range [0, 1000] (0 leaves it to the engine), got ${heapGrowthPercent}`);
+  if (!Number.isInteger(heapGrowthPercent) || heapGrowthPercent < 0 || heapGrowthPercent > 1000) throw new ConfigError(`must be a whole number in the range [0, 1000] (0 leaves it to the engine), got ${heapGrowthPercent}`, 'runtime.heapGrowthPercent');
 }
 
 /** A zone control plane needs a name that is one DNS label (synced names are `<zone>.<name>`) and its global's address. */
 export function checkZoneSettings(config: ControlPlaneConfig): void {
   const { name, globalAddress } = config.multizone.zone;
-  if (name === '') throw new ConfigError('multizone.zone.name: a zone control plane needs a zone name (MESH_MULTIZONE_ZONE_NAME)');
-  if (!isDnsLabel(name)) throw new ConfigError(`multizone.zone.name: "${name}" is not a valid zone name: ${NAME_MESSAGES.dnsLabel}`);
-  if (globalAddress === '') {
-    throw new ConfigError("multizone.zone.globalAddress: a zone control plane needs its global's sync address (MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS), such as grpcs://global:5685");
-  }
+  if (name === '') throw new ConfigError('a zone control plane needs a zone name', 'multizone.zone.name');
+  if (!isDnsLabel(name)) throw new ConfigError(`"${name}" is not a valid zone name: ${NAME_MESSAGES.dnsLabel}`, 'multizone.zone.name');
+  if (globalAddress === '') throw new ConfigError("a zone control plane needs its global's sync address, such as grpcs://global:5685", 'multizone.zone.globalAddress');
   try {
     syncUrl(globalAddress);
   } catch (error) {
-    throw new ConfigError((error as Error).message);
+    throw new ConfigError((error as Error).message, 'multizone.zone.globalAddress');
   }
 }
 

@@ -5,7 +5,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { guardConnections, createApiApp, type ApiApp } from '@mesh/http-api';
 import { InsightAggregator } from '@mesh/insights';
-import { parseDurationNanos, type Mode } from '@mesh/model';
+import { parseDurationNanos, PRODUCT, PRODUCT_VERSION, type Mode } from '@mesh/model';
 import { registerCaHooks } from '@mesh/pki';
 import { ProxyConfigService } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
@@ -13,7 +13,6 @@ import { bootstrapTokens, registerSigningKeyHooks, SigningKeys, TokenService } f
 import type { Logger } from 'pino';
 import { apiLimits, apiServerOptions } from './api-server.js';
 import { effectiveConfig, type ControlPlaneConfig } from './config.js';
-import { PRODUCT, VERSION } from './version.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { startDpServer } from './dp-server.js';
 import { closeGracefully, listen } from './listen.js';
@@ -129,7 +128,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       corsAllowedDomains: config.apiServer.corsAllowedDomains,
       limits: apiLimits(config),
       logger,
-      info: { hostname: config.general.advertisedHostname === 'localhost' ? hostname() : config.general.advertisedHostname, product: PRODUCT, version: VERSION, instanceId, clusterId },
+      info: { hostname: config.general.advertisedHostname === 'localhost' ? hostname() : config.general.advertisedHostname, product: PRODUCT, version: PRODUCT_VERSION, instanceId, clusterId },
       effectiveConfig: shownConfig,
       ...(multizone.zoneAdmin ? { zoneAdmin: multizone.zoneAdmin } : {}),
       ...(dpServer ? { proxyInspector: dpServer } : {}),
@@ -143,7 +142,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       const server = createHttpServer(serverOptions, app);
       guardConnections(server);
       servers.push(server);
-      ports.http = await listen(server, api.http.port, api.http.interface, 'apiServer.http');
+      ports.http = await listen(server, api.http.port, api.http.interface, 'apiServer.http.port');
     }
     if (api.https.enabled) {
       const tls = await loadTlsMaterial(config);
@@ -152,13 +151,13 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       const server = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', ...clientCerts, ...serverOptions }, app);
       guardConnections(server);
       servers.push(server);
-      ports.https = await listen(server, api.https.port, api.https.interface, 'apiServer.https');
+      ports.https = await listen(server, api.https.port, api.https.interface, 'apiServer.https.port');
       logger.info({ certificate: tls.source }, 'HTTPS certificate');
     }
     const synced = multizone;
     const diagnostics = createHttpServer(createDiagnosticsApp(() => ready && isAvailable() && synced.isSynced(), metrics.registry));
     servers.push(diagnostics);
-    ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics');
+    ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics.serverPort');
 
     if (multizone.port !== undefined) ports.kds = multizone.port;
     ready = true;

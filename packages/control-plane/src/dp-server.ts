@@ -9,6 +9,7 @@ import { type AuthnType, DataplaneServer } from '@mesh/xds-server';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ConfigError, type ControlPlaneConfig } from './config.js';
+import { listenError } from './listen.js';
 import type { Leadership } from './store.js';
 import { loadTlsMaterial } from './tls.js';
 import { createXdsMetrics } from './xds-metrics.js';
@@ -29,13 +30,13 @@ export interface DpServerDependencies {
 
 const millis = (duration: string, setting: string): number => {
   const nanos = parseDurationNanos(duration);
-  if (nanos === undefined) throw new ConfigError(`${setting}: expected a duration, got "${duration}"`);
+  if (nanos === undefined) throw new ConfigError(`expected a duration, got "${duration}"`, setting);
   return nanos / 1e6;
 };
 
 function authnType(value: string, token: 'dpToken' | 'zoneToken', setting: string): AuthnType {
   if (value === token || value === 'none') return value;
-  throw new ConfigError(`${setting}: expected "${token}" or "none", got "${value}"`);
+  throw new ConfigError(`expected "${token}" or "none", got "${value}"`, setting);
 }
 
 /** Starts the data plane server; a global control plane serves no proxies and runs none. */
@@ -78,6 +79,8 @@ export async function startDpServer(deps: DpServerDependencies): Promise<Datapla
     deregistrationDelayMs: millis(config.xdsServer.dataplaneDeregistrationDelay, 'xdsServer.dataplaneDeregistrationDelay'),
     leadership: deps.leadership,
     metrics: createXdsMetrics(deps.registry),
+  }).catch((error: NodeJS.ErrnoException) => {
+    throw listenError(error, 'dpServer.port', dp.port);
   });
   logger.info({ port: server.port, tls: Boolean(tls), authn: { dataplanes, zoneProxies } }, 'data plane server started');
   return server;

@@ -1,13 +1,20 @@
 import type { Server } from 'node:http';
+import { ConfigError } from './config.js';
 
-/** Listens, turning a taken port into a clear startup error instead of a hang. */
-export function listen(server: Server, port: number, host: string, what: string): Promise<number> {
+/** A port that cannot be listened on, as an error naming the setting that chose it; other errors as they are. */
+export function listenError(error: NodeJS.ErrnoException, setting: string, port: number, host?: string): Error {
+  const where = host === undefined ? `port ${port}` : `port ${port} on ${host}`;
+  if (error.code === 'EADDRINUSE') return new ConfigError(`${where} is already in use`, setting);
+  if (error.code === 'EACCES') return new ConfigError(`no permission to listen on ${where}`, setting);
+  return error;
+}
+
+/** Listens on the port of `setting`, turning a taken port into a clear startup error instead of a hang. */
+export function listen(server: Server, port: number, host: string, setting: string): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
-      if (error.code === 'EADDRINUSE') reject(new Error(`${what}: port ${port} on ${host} is already in use`));
-      else if (error.code === 'EACCES') reject(new Error(`${what}: no permission to listen on port ${port}`));
-      else reject(error);
+      reject(listenError(error, setting, port, host));
     };
     const onListening = () => {
       server.off('error', onError);

@@ -1,6 +1,7 @@
 // The command line of both binaries: parse flags, load configuration, run until a signal.
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
+import { PRODUCT, PRODUCT_VERSION } from '@mesh/model';
 import { Command, Option } from 'commander';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions } from 'pino-pretty';
@@ -8,17 +9,16 @@ import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
 import { DEFAULT_CONFIG } from './config-defaults.js';
 import { checkZoneSettings, ConfigError, configKeys, loadConfig, type ControlPlaneConfig } from './config.js';
 import { startControlPlane } from './control-plane.js';
-import { VERSION } from './version.js';
 
 export type Binary = 'mesh-zone' | 'mesh-global';
 
 /** The mode a binary runs in: the global is always global; a zone with a global address joins it. */
 function resolveMode(binary: Binary, config: ControlPlaneConfig): void {
   if (binary === 'mesh-global') {
-    if (config.mode === 'zone') throw new ConfigError('mode: mesh-global cannot run as a zone control plane; use mesh-zone');
+    if (config.mode === 'zone') throw new ConfigError('mesh-global cannot run as a zone control plane; use mesh-zone', 'mode');
     config.mode = 'global';
   } else {
-    if (config.mode === 'global') throw new ConfigError('mode: mesh-zone cannot run as a global control plane; use mesh-global');
+    if (config.mode === 'global') throw new ConfigError('mesh-zone cannot run as a global control plane; use mesh-global', 'mode');
     if (config.mode === 'standalone' && config.multizone.zone.globalAddress !== '') config.mode = 'zone';
     if (config.mode === 'zone') checkZoneSettings(config);
   }
@@ -54,7 +54,7 @@ function banner(binary: Binary, config: ControlPlaneConfig, running: Awaited<Ret
   const { http, https, diagnostics } = running.ports;
   const store = config.store.type === 'postgres' ? `postgres://${config.store.postgres.host}:${config.store.postgres.port}/${config.store.postgres.dbName}` : config.store.type === 'memory' ? 'memory (nothing kept)' : config.store.sqlite.path;
   const lines = [
-    `${binary} ${VERSION} is running (${config.mode})`,
+    `${binary} ${PRODUCT_VERSION} is running (${config.mode})`,
     ...(http !== undefined ? [`  API          http://127.0.0.1:${http}  (reference: http://127.0.0.1:${http}/docs)`] : []),
     ...(https !== undefined ? [`  API (TLS)    https://127.0.0.1:${https}`] : []),
     ...(diagnostics !== undefined ? [`  diagnostics  http://127.0.0.1:${diagnostics}/ready, /healthy, /metrics`] : []),
@@ -71,11 +71,12 @@ const LOG_FLUSH_MS = 100;
 
 /**
  * JSON lines, as log collectors want them; on a terminal, readable lines through pino-pretty (a
- * development dependency) when it is installed, written synchronously. JSON lines are written in
- * batches, at most LOG_FLUSH_MS after they are logged: one write per line (each API request logs
- * one) handed every line to a worker thread and woke it, about a tenth of a sequential write
- * request's cost. pino writes what is waiting when the process exits, so nothing is lost when it
- * exits at once (a bad configuration, a second signal).
+ * development dependency) when it is installed, written synchronously, one line an entry (its
+ * fields as JSON after the message). JSON lines are written in batches, at most LOG_FLUSH_MS after
+ * they are logged: one write per line (each API request logs one) handed every line to a worker
+ * thread and woke it, about a tenth of a sequential write request's cost. pino writes what is
+ * waiting when the process exits, so nothing is lost when it exits at once (a bad configuration, a
+ * second signal).
  */
 function createLogger(binary: Binary, level: string): Logger {
   const options = { name: binary, level, redact: ['*.password', '*.token', 'config.store.postgres.password'] };
@@ -87,13 +88,29 @@ function createLogger(binary: Binary, level: string): Logger {
   } catch {
     return pino(options);
   }
-  return pino(options, pretty!({ destination: 1, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+  return pino(options, pretty!({ destination: 1, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true }));
 }
+
+/**
+ * Ends a start that failed. A setting to change is one plain line on a terminal (`Error:
+ * [<context>: ]<key> (<variable>): <problem>`), with no stack; off a terminal, and for any other
+ * failure, a fatal log entry (its message the context, else the error's), whose error names the
+ * key and variable too (`err.setting`, `err.variable`).
+ */
+function failStart(logger: Logger, error: unknown, context?: string): never {
+  const message = (error as Error).message;
+  if (error instanceof ConfigError && process.stderr.isTTY) process.stderr.write(`Error: ${context ? `${context}: ` : ''}${message}\n`);
+  else logger.fatal({ err: error }, context ?? message);
+  process.exit(1);
+}
+
+/** What `version` and `--version` print, as the reference's `version` does. */
+const VERSION_LINE = `${PRODUCT}: ${PRODUCT_VERSION}`;
 
 export async function runBinary(binary: Binary, argv: string[] = process.argv): Promise<void> {
   const program = new Command(binary)
     .description(binary === 'mesh-zone' ? 'Zone control plane of the service mesh (standalone by default)' : 'Global control plane of the service mesh')
-    .version(VERSION)
+    .version(VERSION_LINE)
     .addHelpText('after', ENVIRONMENT_HELP)
     .showHelpAfterError();
   let options: { configFile?: string; logLevel: string } | undefined;
@@ -114,6 +131,12 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
     .action(() => {
       process.stdout.write(defaultsYaml());
     });
+  program
+    .command('version')
+    .description('print the version')
+    .action(() => {
+      process.stdout.write(`${VERSION_LINE}\n`);
+    });
   await program.parseAsync(argv);
   if (!options) return;
 
@@ -123,8 +146,7 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
     config = loadConfig(options.configFile ? { configFile: options.configFile } : {});
     resolveMode(binary, config);
   } catch (error) {
-    logger.fatal({ err: error }, 'invalid configuration');
-    process.exit(1);
+    failStart(logger, error, 'invalid configuration');
   }
 
   // The engine reads this at every full collection, so setting it now takes effect (docs/architecture.md, Memory).
@@ -134,8 +156,7 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
   try {
     running = await startControlPlane(config, logger);
   } catch (error) {
-    logger.fatal({ err: error }, (error as Error).message);
-    process.exit(1);
+    failStart(logger, error);
   }
 
   process.stderr.write(banner(binary, config, running));

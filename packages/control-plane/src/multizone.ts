@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody, InternalApi, isForwardedPath, type ZoneAdmin } from '@mesh/http-api';
 import { GlobalSyncServer, zoneTokenAuthentication, ZoneIngressServices, ZoneSyncClient, type SyncLogger, type SyncMetrics, type Version } from '@mesh/kds';
-import { parseDurationNanos, type Mode } from '@mesh/model';
+import { parseDurationNanos, PRODUCT_VERSION, type Mode } from '@mesh/model';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { TokenService } from '@mesh/tokens';
 import { ConfigError, type ControlPlaneConfig } from './config.js';
+import { listenError } from './listen.js';
 import type { Leadership } from './store.js';
 import { loadTlsMaterial } from './tls.js';
-import { VERSION } from './version.js';
 
 export interface MultizoneOptions {
   config: ControlPlaneConfig;
@@ -51,7 +51,7 @@ function internalSocketPath(workDir: string): string {
   return inWorkDir.length < 100 ? inWorkDir : join(tmpdir(), `mesh-api-${process.pid}-${randomUUID().slice(0, 8)}.sock`);
 }
 
-export const BUILD_VERSION: Version = { version: VERSION, gitTag: VERSION, gitCommit: 'unknown', buildDate: 'unknown' };
+export const BUILD_VERSION: Version = { version: PRODUCT_VERSION, gitTag: PRODUCT_VERSION, gitCommit: 'unknown', buildDate: 'unknown' };
 
 /** The address this zone's API can be reached at, as it reports it to the global. */
 function apiUrl(config: ControlPlaneConfig): string {
@@ -65,7 +65,7 @@ function readZoneToken(file: string): string {
   try {
     return readFileSync(file, 'utf8').trim();
   } catch (error) {
-    throw new ConfigError(`multizone.zone.kds.authn.zoneTokenFile: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ConfigError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, 'multizone.zone.kds.authn.zoneTokenFile');
   }
 }
 
@@ -109,7 +109,9 @@ export async function startMultizone(options: MultizoneOptions): Promise<Multizo
       logger,
       metrics: options.metrics,
     });
-    result.port = await server.start();
+    result.port = await server.start().catch((error: NodeJS.ErrnoException) => {
+      throw listenError(error, 'multizone.global.kds.grpcPort', kds.grpcPort);
+    });
     result.zoneAdmin = { forward: (zone, path) => server.forward(zone, path) };
     stops.push(() => server.stop());
     logger.info({ port: result.port, tls: tls?.source ?? false }, 'zone sync listening');

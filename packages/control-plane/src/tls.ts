@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import type { ControlPlaneConfig } from './config.js';
+import { ConfigError, type ControlPlaneConfig } from './config.js';
 
 export interface TlsMaterial {
   cert: string;
@@ -61,7 +61,7 @@ export async function loadTlsMaterial(config: ControlPlaneConfig, files?: TlsFil
   const certFile = own.certFile || config.general.tlsCertFile;
   const keyFile = own.keyFile || config.general.tlsKeyFile;
   if (certFile || keyFile) {
-    if (!certFile || !keyFile) throw new Error(`${own.setting}: tlsCertFile and tlsKeyFile must be set together`);
+    if (!certFile || !keyFile) throw new ConfigError('tlsCertFile and tlsKeyFile must be set together', `${own.setting}.${certFile ? 'tlsKeyFile' : 'tlsCertFile'}`);
     return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), source: certFile };
   }
   const certPath = join(config.general.workDir, 'mesh-cp.crt');

@@ -2,13 +2,14 @@
 // there, so a directory that cannot be created or written stops the start with a clear error.
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { ConfigError } from './config.js';
 
 export function prepareWorkDir(dir: string): void {
   try {
     mkdirSync(dir, { recursive: true });
     accessSync(dir, constants.W_OK);
   } catch (error) {
-    throw new Error(`work directory ${dir} cannot be created or written (${reasonOf(dir, error)}); set general.workDir (MESH_GENERAL_WORK_DIR) to a writable directory`, { cause: error });
+    throw new ConfigError(`work directory ${dir} cannot be created or written (${reasonOf(dir, error)}); set general.workDir (MESH_GENERAL_WORK_DIR) to a writable directory`, undefined, { cause: error });
   }
 }
 

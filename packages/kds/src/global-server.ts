@@ -281,9 +281,7 @@ export class GlobalSyncServer {
     this.server = server;
     this.wss = wss;
     return new Promise((resolve, reject) => {
-      server.once('error', (error: NodeJS.ErrnoException) =>
-        reject(error.code === 'EADDRINUSE' ? new Error(`multizone.global.kds: port ${options.port} is already in use`) : error),
-      );
+      server.once('error', reject);
       server.listen(options.port, options.host ?? '0.0.0.0', () => {
         const address = server.address();
         resolve(typeof address === 'object' && address ? address.port : options.port);

@@ -48,12 +48,12 @@ export function syncUrl(globalAddress: string): { url: string; tls: boolean } {
   try {
     parsed = new URL(globalAddress);
   } catch {
-    throw new Error(`multizone.zone.globalAddress: ${JSON.stringify(globalAddress)} is not a URL such as grpcs://global:5685`);
+    throw new Error(`${JSON.stringify(globalAddress)} is not a URL such as grpcs://global:5685`);
   }
   const scheme = parsed.protocol.replace(/:$/, '');
   const tls = ({ grpcs: true, https: true, wss: true, grpc: false, http: false, ws: false } as Record<string, boolean | undefined>)[scheme];
-  if (tls === undefined) throw new Error(`multizone.zone.globalAddress: unsupported scheme "${scheme}" in zone GlobalAddress. Use one of [grpc grpcs http https]`);
-  if (!parsed.host) throw new Error(`multizone.zone.globalAddress: ${JSON.stringify(globalAddress)} names no host`);
+  if (tls === undefined) throw new Error(`unsupported scheme "${scheme}" in zone GlobalAddress. Use one of [grpc grpcs http https]`);
+  if (!parsed.host) throw new Error(`${JSON.stringify(globalAddress)} names no host`);
   return { url: `${tls ? 'wss' : 'ws'}://${parsed.host}/`, tls };
 }
 

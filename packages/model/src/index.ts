@@ -9,6 +9,7 @@ export * from './validation/scalars.js';
 export * from './validation/http-status.js';
 export * from './validation/envoy-config.js';
 export * from './names.js';
+export * from './product.js';
 export * from './errors.js';
 export { EXAMPLE_MESH, EXAMPLE_SERVICE } from './examples.js';
 export * from './kinds/common.js';

@@ -83,12 +83,9 @@ export async function openDataplanePort(options: PortOptions): Promise<Dataplane
     });
   }
   await new Promise<void>((resolve, reject) => {
-    const failed = (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE' ? new Error(`dpServer: port ${options.port} is already in use`) : error);
-    };
-    server.once('error', failed);
+    server.once('error', reject);
     server.listen(options.port, options.address, () => {
-      server.off('error', failed);
+      server.off('error', reject);
       resolve();
     });
   });

@@ -50,7 +50,8 @@ export interface HttpAnswer {
 
 export type FromTransport =
   | { type: 'listening'; port: number }
-  | { type: 'failed'; message: string }
+  /** The port could not be opened; `code` is the system's (`EADDRINUSE`), for the caller to name its setting. */
+  | { type: 'failed'; message: string; code?: string }
   | { type: 'streams'; bytes: ArrayBuffer | undefined; events: number[]; notes: OpenedStream[] }
   | { type: 'bootstrap'; id: number; call: BootstrapCall }
   | { type: 'portClosed' }

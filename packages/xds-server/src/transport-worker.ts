@@ -143,6 +143,6 @@ const port = openDataplanePort({
 });
 port.then(
   (opened) => send({ type: 'listening', port: opened.port }),
-  (error: unknown) => send({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
+  (error: unknown) => send({ type: 'failed', message: error instanceof Error ? error.message : String(error), code: (error as NodeJS.ErrnoException).code }),
 );
 main.on('message', fromMain);

@@ -138,7 +138,7 @@ export class DataplaneTransport {
         reject(error);
       };
       const started = (message: FromTransport) => {
-        if (message.type === 'failed') failed(new Error(message.message));
+        if (message.type === 'failed') failed(Object.assign(new Error(message.message), { code: message.code }));
         if (message.type !== 'listening') return;
         worker.off('message', started);
         worker.off('error', failed);

@@ -196,6 +196,58 @@ describe('the log on a terminal', () => {
   });
 });
 
+/**
+ * A ready zone whose standard output and error are pipes this test reads until it closes them, as
+ * a reader that exits does: at once (before the zone writes its banner) or once it is ready.
+ */
+async function zoneWithPipedOutput(closeOutput: 'at once' | 'when ready') {
+  const env = await startEnv();
+  const child = spawn(process.execPath, [BINARIES['mesh-zone']], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const close = () => {
+    child.stdout.destroy();
+    child.stderr.destroy();
+  };
+  if (closeOutput === 'at once') close();
+  else {
+    child.stdout.resume();
+    child.stderr.resume();
+  }
+  for (let ready = false; !ready; ) {
+    ready = await fetch(`http://127.0.0.1:${env.MESH_DIAGNOSTICS_SERVER_PORT}/ready`).then((res) => res.ok, () => false);
+    if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (closeOutput === 'when ready') close();
+  return { url: `http://127.0.0.1:${env.MESH_API_SERVER_HTTP_PORT}`, exited, child };
+}
+
+describe('a mesh-zone whose output nobody reads', () => {
+  it('starts, serves and stops on SIGTERM when nobody reads it from the start', async () => {
+    const zone = await zoneWithPipedOutput('at once');
+    try {
+      expect((await fetch(`${zone.url}/meshes/default`)).status).toBe(200);
+      zone.child.kill('SIGTERM');
+      expect(await zone.exited).toBe(0);
+    } finally {
+      zone.child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('goes on serving once its reader has gone, then stops on SIGTERM', async () => {
+    const zone = await zoneWithPipedOutput('when ready');
+    try {
+      // Each request logs a line that can no longer be written.
+      for (let i = 0; i < 50; i++) expect((await fetch(`${zone.url}/meshes/default`)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await fetch(`${zone.url}/meshes/default`)).status).toBe(200);
+      zone.child.kill('SIGTERM');
+      expect(await zone.exited).toBe(0);
+    } finally {
+      zone.child.kill('SIGKILL');
+    }
+  }, 60_000);
+});
+
 describe('a running mesh-zone', () => {
   it('says where it is on stderr, and counts requests by route, store operations, resources by kind and proxies by status in /metrics', async () => {
     const cp = await startControlPlane();

@@ -5,6 +5,7 @@ import { PRODUCT, PRODUCT_VERSION } from '@mesh/model';
 import { Command, Option } from 'commander';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions } from 'pino-pretty';
+import sonicBoom from 'sonic-boom';
 import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
 import { DEFAULT_CONFIG } from './config-defaults.js';
 import { checkZoneSettings, ConfigError, configKeys, loadConfig, type ControlPlaneConfig } from './config.js';
@@ -74,13 +75,13 @@ const LOG_FLUSH_MS = 100;
  * development dependency) when it is installed, written synchronously, one line an entry (its
  * fields as JSON after the message). JSON lines are written in batches, at most LOG_FLUSH_MS after
  * they are logged: one write per line (each API request logs one) handed every line to a worker
- * thread and woke it, about a tenth of a sequential write request's cost. pino writes what is
- * waiting when the process exits, so nothing is lost when it exits at once (a bad configuration, a
+ * thread and woke it, about a tenth of a sequential write request's cost. What is waiting is
+ * written when the process exits, so nothing is lost when it exits at once (a bad configuration, a
  * second signal).
  */
 function createLogger(binary: Binary, level: string): Logger {
   const options = { name: binary, level, redact: ['*.password', '*.token', 'config.store.postgres.password'] };
-  if (!process.stdout.isTTY) return pino(options, pino.destination({ dest: 1, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }));
+  if (!process.stdout.isTTY) return pino(options, jsonLinesDestination());
   let pretty: ((options: PrettyOptions) => DestinationStream) | undefined;
   try {
     // Resolved at run time, so the bundle does not carry it and an install without it runs.
@@ -89,6 +90,41 @@ function createLogger(binary: Binary, level: string): Logger {
     return pino(options);
   }
   return pino(options, pretty!({ destination: 1, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true }));
+}
+
+/**
+ * Batched JSON lines on standard output. When nothing reads it any more (the reader exited: EPIPE),
+ * lines are dropped and the control plane goes on serving; the write at exit gives up rather than
+ * retrying, so a stop never hangs on output nobody reads.
+ */
+function jsonLinesDestination(): DestinationStream {
+  const output = new sonicBoom.SonicBoom({ fd: 1, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
+  let readerGone = false;
+  output.on('error', () => {
+    readerGone = true;
+  });
+  process.on('exit', () => {
+    if (readerGone) return;
+    try {
+      output.flushSync();
+    } catch {
+      // Nobody reads what is left.
+    }
+  });
+  return {
+    write: (line: string) => {
+      if (!readerGone) output.write(line);
+    },
+  };
+}
+
+/** A reader of standard output or error that goes away leaves the process running without them. */
+function outliveOutputReaders(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
+  }
 }
 
 /**
@@ -140,6 +176,7 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
   await program.parseAsync(argv);
   if (!options) return;
 
+  outliveOutputReaders();
   const logger = createLogger(binary, options.logLevel);
   let config: ControlPlaneConfig;
   try {

@@ -44,22 +44,23 @@ export interface ShellResult {
 /**
  * Runs a script with `bash -e` in `cwd`, with no start-up files and only PATH and HOME (= `cwd`)
  * set besides `env`: the commands run as a fresh shell would run them, whatever this machine's set-up.
+ * What it printed so far is `stdoutSoFar()`, for commands that do not end (`curl -N`).
  * The shell leads a process group of its own (`processGroup`, known at once): what the script
  * leaves running in the background stays in it for `stopProcessGroup` to stop, even when the
  * script does not end. The result waits for the script's output to close, so a command left in
  * the background must send its output elsewhere.
  */
-export function runShell(script: string, cwd: string, env: Record<string, string> = {}): Promise<ShellResult> & { processGroup: number } {
+export function runShell(script: string, cwd: string, env: Record<string, string> = {}): Promise<ShellResult> & { processGroup: number; stdoutSoFar: () => string } {
   const shell = spawn('bash', ['--noprofile', '--norc', '-e', '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, detached: true });
+  let stdout = '';
   const result = new Promise<ShellResult>((resolve, reject) => {
-    let stdout = '';
     let stderr = '';
     shell.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     shell.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     shell.once('error', reject);
     shell.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
   });
-  return Object.assign(result, { processGroup: shell.pid! });
+  return Object.assign(result, { processGroup: shell.pid!, stdoutSoFar: () => stdout });
 }
 
 /** Signals every process of the group; whether they were all gone within `waitMs`. */

@@ -222,7 +222,7 @@ export class BootstrapGenerator {
       bootstrap: Buffer.from(JSON.stringify(bootstrap, null, 2)).toString('base64'),
       meshSidecarConfiguration: {
         networking: { isUsingTransparentProxy: transparentProxy },
-        metrics: { aggregate: dataplane ? await this.aggregatedMetrics(mesh, resource as DataplaneSpec) : [] },
+        metrics: { aggregate: dataplane ? await this.aggregatedMetrics(mesh, resource) : [] },
       },
     };
   }

@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { isIPv6 } from 'node:net';
-import { CONTENT_TYPES, convertFamilies, type ExpositionFormat, formatOfContentType, mergeFamilies, parseExposition, selectFormat, writeExposition } from './exposition.js';
+import { CONTENT_TYPES, convertFamilies, type ExpositionFormat, formatOfContentType, mergeFamilies, type MetricFamily, parseExposition, selectFormat, writeExposition } from './exposition.js';
 import type { Logger } from './log.js';
 
 export interface ScrapeTarget {
@@ -120,14 +120,14 @@ export async function startMetricsHijacker(options: MetricsHijackerOptions): Pro
         }
       }),
     );
-    const parsed: Array<{ source: string; format: ExpositionFormat; families: ReturnType<typeof parseExposition>['families'] }> = [];
+    const parsed: Array<{ source: string; format: ExpositionFormat; families: MetricFamily[] }> = [];
     for (const answer of answers) {
       if (!answer) continue;
       const { target, fetched } = answer;
       const format = formatOfContentType(fetched.contentType);
       // An answer without a text format's content type is read as Prometheus text, as Envoy writes it.
       const result = parseExposition(fetched.body, format ?? 'text');
-      if (result.skippedLines > 0) reporter.trouble(target.name, `${result.skippedLines} lines of its answer (${fetched.contentType ?? 'no content type'}) are no metrics`);
+      if (result.skippedLines > 0) reporter.trouble(target.name, `lines of its answer (${fetched.contentType ?? 'no content type'}) that are no metrics`);
       else reporter.fine(target.name);
       parsed.push({ source: target.name, format: format ?? 'text', families: result.families });
     }

@@ -48,7 +48,7 @@ export interface RunOptions {
 const FEATURE_DELTA_GRPC = 'feature-delta-grpc';
 
 /** A socket path in `dir`, cut to fit the length of a Unix socket's path on every system. */
-export function socketPath(dir: string, prefix: string, name: string, mesh: string): string {
+function socketPath(dir: string, prefix: string, name: string, mesh: string): string {
   return `${join(dir, `${prefix}-${name}-${mesh}`).slice(0, 98)}.sock`;
 }
 

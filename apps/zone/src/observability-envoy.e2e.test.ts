@@ -11,7 +11,7 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readStrictExposition } from './testing/exposition.js';
-import { type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
+import { clientDataplane, type DataplaneProcess, eventually, requireEnvoy, startApp, startMeshDataplane } from './testing/envoy.js';
 import { freePort, startControlPlane } from './testing/process.js';
 
 const envoy = requireEnvoy('observability-envoy.e2e');
@@ -30,19 +30,7 @@ let appMetricsPort: number;
  * A proxy of `service` with its own metrics port (its `metrics` over the mesh's backend), served
  * over TLS with the runner's certificate when `tls`, and, for a client, an outbound to backend.
  */
-const template = (outbound: boolean, tls = false) => `type: Dataplane
-mesh: default
-name: {{ name }}
-networking:
-  address: 127.0.0.1
-  inbound:
-    - port: {{ port }}
-      servicePort: {{ appPort }}
-      tags:
-        mesh.io/service: {{ service }}
-        mesh.io/protocol: http
-        version: v1
-${outbound ? '  outbound:\n    - port: {{ outboundPort }}\n      tags:\n        mesh.io/service: backend\n' : ''}metrics:
+const template = (outbound: boolean, tls = false) => `${clientDataplane('{{ service }}', outbound ? { backend: 'outboundPort' } : {})}metrics:
   type: prometheus
   conf:
     port: {{ metricsPort }}
@@ -264,8 +252,6 @@ describe.skipIf(!envoy)('metrics of proxies run by mesh-dp', () => {
         __meta_kuma_label_mesh_io_protocols: ',http,',
         __meta_kuma_label_mesh_io_service: 'backend',
         __meta_kuma_label_mesh_io_services: ',backend,',
-        __meta_kuma_label_version: 'v1',
-        __meta_kuma_label_versions: ',v1,',
         __address__: `127.0.0.1:${metricsPorts.get('backend-1')}`,
         instance: 'backend-1',
         __scheme__: 'http',

@@ -163,7 +163,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     servers.push(diagnostics);
     ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics');
 
-    // Prometheus discovers the proxies to scrape here (docs/xds.md, Metrics).
+    // Prometheus discovers the proxies to scrape here (docs/xds.md, Proxy metrics and monitoring assignments).
     mads = await startMadsServer(config, reader, logger.child({ component: 'mads-server' }));
     servers.push(mads.server);
     ports.mads = mads.port;

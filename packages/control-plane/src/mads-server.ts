@@ -1,5 +1,5 @@
-// The monitoring assignment server of a control plane (docs/xds.md, Metrics), from the
-// configuration: `monitoringAssignmentServer.*`. Every mode runs it: a global control plane
+// The monitoring assignment server of a control plane (docs/xds.md, Proxy metrics and monitoring
+// assignments), from the configuration: `monitoringAssignmentServer.*`. Every mode runs it: a global control plane
 // holds the proxies of its zones.
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';

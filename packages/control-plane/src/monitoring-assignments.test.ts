@@ -1,21 +1,28 @@
-import type { DataplaneSpec, MeshSpec } from '@mesh/model';
+import { type AnyKind, dataplaneKind, type DataplaneSpec, decodeSpec, meshKind, type MeshSpec } from '@mesh/model';
 import { describe, expect, it } from 'vitest';
 import { monitoringAssignments } from './monitoring-assignments.js';
 
-const prometheusMesh = (conf: Record<string, unknown> = { port: 5670, path: '/metrics' }): MeshSpec => ({
-  metrics: { enabledBackend: 'prom-1', backends: [{ name: 'prom-1', type: 'prometheus', conf }] },
-});
+/** A spec as the store holds it: decoded from its wire form. */
+function decoded<T>(kind: AnyKind, body: object): T {
+  const result = decodeSpec(kind, body);
+  if (!result.ok) throw new Error(result.message);
+  return result.spec as T;
+}
 
-const proxy = (address: string, inbounds: Array<Record<string, string>>, extra: Partial<DataplaneSpec> = {}): DataplaneSpec => ({
-  ...extra,
-  networking: { address, inbound: inbounds.map((tags, i) => ({ port: 10000 + i, tags })), ...extra.networking },
-});
+const prometheusMesh = (conf: Record<string, unknown> = { port: 5670, path: '/metrics' }): MeshSpec =>
+  decoded(meshKind, { metrics: { enabledBackend: 'prom-1', backends: [{ name: 'prom-1', type: 'prometheus', conf }] } });
+
+const proxy = (address: string, inbounds: Array<Record<string, string>>, extra: { metrics?: object; advertisedAddress?: string } = {}): DataplaneSpec =>
+  decoded(dataplaneKind, {
+    ...(extra.metrics ? { metrics: extra.metrics } : {}),
+    networking: { address, ...(extra.advertisedAddress ? { advertisedAddress: extra.advertisedAddress } : {}), inbound: inbounds.map((tags, i) => ({ port: 10000 + i, tags })) },
+  });
 
 describe('monitoring assignments', () => {
   it('makes one target per proxy of a mesh with prometheus enabled, labelled with its tags, first value and all values', () => {
     const meshes = new Map<string, MeshSpec>([
       ['default', prometheusMesh()],
-      ['quiet', {}],
+      ['quiet', decoded<MeshSpec>(meshKind, {})],
     ]);
     const assignments = monitoringAssignments(meshes, [
       { mesh: 'default', name: 'web-1', spec: proxy('10.0.0.2', [{ 'mesh.io/service': 'web', 'mesh.io/zone': 'east', version: 'v2' }, { 'mesh.io/service': 'admin', version: 'v1' }]) },
@@ -48,9 +55,9 @@ describe('monitoring assignments', () => {
   });
 
   it("uses the proxy's own metrics settings, its advertised address, https for provided TLS, and `unknown` without a service", () => {
-    const own = { name: undefined, type: 'prometheus', conf: { port: 9102, path: '/stats', tls: { mode: 'providedTLS' } } };
+    const own = { type: 'prometheus', conf: { port: 9102, path: '/stats', tls: { mode: 'providedTLS' } } };
     const [assignment] = monitoringAssignments(new Map([['default', prometheusMesh()]]), [
-      { mesh: 'default', name: 'gw-1', spec: proxy('fd00::1', [], { metrics: own, networking: { address: 'fd00::1', advertisedAddress: 'fd00::9' } }) },
+      { mesh: 'default', name: 'gw-1', spec: proxy('fd00::1', [], { metrics: own, advertisedAddress: 'fd00::9' }) },
     ]);
     expect(assignment).toMatchObject({ service: 'unknown', targets: [{ scheme: 'https', address: '[fd00::9]:9102', metrics_path: '/stats', labels: {} }] });
   });

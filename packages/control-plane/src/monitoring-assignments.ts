@@ -1,9 +1,9 @@
-// The monitoring assignment discovery service (docs/xds.md, Metrics): the xDS REST protocol that
-// Prometheus's `kuma_sd_configs` polls at `/v3/discovery:monitoringassignments`. Each proxy of
-// every mesh with a prometheus backend enabled is one target, labelled with its mesh, service and
-// tags. A request whose `version_info` is the current version waits (`fetch-timeout`, else
-// `monitoringAssignmentServer.defaultFetchTimeout`) for the answer to change, and gets 304 when
-// it does not.
+// The monitoring assignment discovery service (docs/xds.md, Proxy metrics and monitoring
+// assignments): the xDS REST protocol that Prometheus's `kuma_sd_configs` polls at
+// `/v3/discovery:monitoringassignments`. Each proxy of every mesh with a prometheus backend
+// enabled is one target, labelled with its mesh, service and tags. A request whose `version_info`
+// is the current version waits (`fetch-timeout`, else `monitoringAssignmentServer.defaultFetchTimeout`)
+// for the answer to change, and gets 304 when it does not.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody } from '@mesh/http-api';
@@ -104,7 +104,7 @@ export interface MonitoringAssignmentServiceOptions {
   store: ResourceReader;
   /** Used when a request has no `fetch-timeout`. */
   defaultFetchTimeoutMs: number;
-  /** Changes of meshes and proxies are gathered for this long before the assignments are made again. */
+  /** How soon requests waiting for a change learn of one: changes of meshes and proxies are gathered for this long. */
   refreshIntervalMs: number;
   onError: (error: unknown) => void;
 }
@@ -128,16 +128,15 @@ function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // The rest of a body too large is read and dropped, so that the answer reaches the client.
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_REQUEST_BYTES) {
-        reject(new RequestError(413, 'Could not parse request body', `the request body is larger than ${MAX_REQUEST_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
+      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => {
+      if (size > MAX_REQUEST_BYTES) reject(new RequestError(413, 'Could not parse request body', `the request body is larger than ${MAX_REQUEST_BYTES} bytes`));
+      else resolve(Buffer.concat(chunks).toString('utf8'));
+    });
     req.on('error', reject);
   });
 }
@@ -255,7 +254,13 @@ export class MonitoringAssignmentService {
   }
 
   private refresh(): Promise<void> {
-    this.refreshing ??= this.build().finally(() => (this.refreshing = undefined));
+    this.refreshing ??= this.build()
+      .catch((error: unknown) => {
+        // Made again on the next request.
+        this.stale = true;
+        throw error;
+      })
+      .finally(() => (this.refreshing = undefined));
     return this.refreshing;
   }
 

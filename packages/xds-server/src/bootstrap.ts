@@ -228,9 +228,9 @@ export class BootstrapGenerator {
   }
 
   /**
-   * The applications whose metrics the runner merges into the proxy's (docs/xds.md, Metrics): the
-   * enabled `aggregate` entries of the proxy's prometheus settings, on the proxy's address unless
-   * an entry names its own.
+   * The applications whose metrics the runner merges into the proxy's: the enabled `aggregate`
+   * entries of the proxy's prometheus settings, on the proxy's address unless an entry names its
+   * own (docs/xds.md, Proxy metrics and monitoring assignments).
    */
   private async aggregatedMetrics(mesh: string, dataplane: DataplaneSpec): Promise<Array<{ name: string; address: string; port: number; path: string }>> {
     const stored = await this.options.store.get({ type: meshKind.name, mesh: '', name: mesh });

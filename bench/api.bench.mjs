@@ -128,6 +128,7 @@ async function startControlPlane(workDir) {
     MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
     MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
     MESH_DP_SERVER_PORT: '0',
+    MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
     // The heap setting under test, when one is given (docs/architecture.md, Memory).
     ...(process.env.MESH_RUNTIME_HEAP_GROWTH_PERCENT ? { MESH_RUNTIME_HEAP_GROWTH_PERCENT: process.env.MESH_RUNTIME_HEAP_GROWTH_PERCENT } : {}),
   });

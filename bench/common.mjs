@@ -41,6 +41,7 @@ export async function startZone(env = {}) {
       MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
       // Every instance's data plane server on a free port (several run at once).
       MESH_DP_SERVER_PORT: '0',
+      MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
       ...env,
     },
     stdio: 'ignore',

@@ -127,6 +127,7 @@ async function startZone(workDir) {
       MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
       MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
       MESH_DP_SERVER_PORT: String(ports.dp),
+      MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
       // Simulated proxies speak plain text and present no token: the soak is about the server.
       MESH_DP_SERVER_TLS_ENABLED: 'false',
       MESH_DP_SERVER_AUTHN_DP_PROXY_TYPE: 'none',

@@ -56,6 +56,7 @@ async function startZone() {
       MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
       MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
       MESH_DP_SERVER_PORT: String(ports.dp),
+      MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
       // Simulated proxies speak plain text: the bench measures the server, not TLS.
       MESH_DP_SERVER_TLS_ENABLED: 'false',
       MESH_LOG_LEVEL: 'warn',

@@ -39,6 +39,8 @@ export async function startProcess({ binary, workDir, ports, env = {}, log = 'ig
       MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: String(ports.kds),
       // Zones serve proxies too: each data plane server on a free port unless told.
       MESH_DP_SERVER_PORT: String(ports.dp ?? 0),
+      // The monitoring assignment server too: a global and its zones share the host.
+      MESH_MONITORING_ASSIGNMENT_SERVER_PORT: String(ports.mads ?? 0),
       ...env,
     },
     stdio: ['ignore', log === 'inherit' ? 'inherit' : 'pipe', log === 'inherit' ? 'inherit' : 'pipe'],

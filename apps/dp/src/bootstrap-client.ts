@@ -24,7 +24,11 @@ export interface BootstrapRequest {
 export interface BootstrapResponse {
   /** The Envoy bootstrap (YAML or JSON text). */
   bootstrap: string;
-  meshSidecarConfiguration?: { networking?: { isUsingTransparentProxy?: boolean }; metrics?: { aggregate?: unknown[] } };
+  meshSidecarConfiguration?: {
+    networking?: { isUsingTransparentProxy?: boolean };
+    /** The applications whose metrics join the proxy's. */
+    metrics?: { aggregate?: Array<{ name: string; address: string; port: number; path: string }> };
+  };
 }
 
 /** The control plane's refusal (4xx), still there when the retries are over. */

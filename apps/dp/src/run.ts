@@ -1,15 +1,18 @@
 // `mesh-dp run`: render the proxy resource, fetch the Envoy bootstrap for it from the control
-// plane (which registers the proxy when Envoy connects), write it, run Envoy, pass signals on
-// after a drain, say when the control plane refuses Envoy's xDS stream, and exit with Envoy's
-// status. Nothing is restarted: a process manager does that.
+// plane (which registers the proxy when Envoy connects), write it, serve the metrics socket and
+// the access log pipe Envoy is configured with, run Envoy, pass signals on after a drain, say
+// when the control plane refuses Envoy's xDS stream, and exit with Envoy's status. Nothing is
+// restarted: a process manager does that.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PRODUCT_VERSION } from '@mesh/model';
-import { type BootstrapRequest, fetchBootstrap } from './bootstrap-client.js';
+import { startAccessLogStreamer } from './access-log-streamer.js';
+import { type BootstrapRequest, type BootstrapResponse, fetchBootstrap } from './bootstrap-client.js';
 import { envoyVersion, failHealthChecks, findEnvoy, startEnvoy } from './envoy.js';
 import { passOnLines, RefusalReporter } from './envoy-log.js';
 import { log } from './log.js';
+import { type ScrapeTarget, startMetricsHijacker } from './metrics-hijacker.js';
 import { isProxyType, parseVars, readResource, renderTemplate } from './resource.js';
 
 export interface RunOptions {
@@ -26,6 +29,11 @@ export interface RunOptions {
   adminPort?: number;
   binaryPath: string;
   configDir?: string;
+  /** Where the metrics socket and the access log pipe go (default: the config directory). */
+  socketDir?: string;
+  /** The certificate and key of the metrics listener, for a prometheus backend with `tls.mode: providedTLS`. */
+  metricsCertPath?: string;
+  metricsKeyPath?: string;
   drainTime: number;
   concurrency: number;
   envoyLogLevel: string;
@@ -38,6 +46,24 @@ export interface RunOptions {
 
 /** The bootstrap request's feature asking for incremental xDS (docs/xds.md, Incremental xDS). */
 const FEATURE_DELTA_GRPC = 'feature-delta-grpc';
+
+/** A socket path in `dir`, cut to fit the length of a Unix socket's path on every system. */
+function socketPath(dir: string, prefix: string, name: string, mesh: string): string {
+  return `${join(dir, `${prefix}-${name}-${mesh}`).slice(0, 98)}.sock`;
+}
+
+/** The sources of a scrape: the applications the control plane named, then Envoy's admin. */
+function scrapeTargets(bootstrap: BootstrapResponse, admin: { address: string; port: number } | undefined): ScrapeTarget[] {
+  const targets: ScrapeTarget[] = (bootstrap.meshSidecarConfiguration?.metrics?.aggregate ?? []).map((entry) => ({
+    name: entry.name,
+    address: entry.address,
+    port: entry.port,
+    path: entry.path || '/',
+    envoyAdmin: false,
+  }));
+  if (admin) targets.push({ name: 'envoy', address: admin.address, port: admin.port, path: '/stats/prometheus', envoyAdmin: true });
+  return targets;
+}
 
 /** The proxy resource to register, with `--admin-port` put into it; undefined when none is given (it is stored already). */
 function proxyResource(options: RunOptions) {
@@ -71,6 +97,11 @@ export async function run(options: RunOptions): Promise<number> {
   const ownDir = options.configDir ? undefined : mkdtempSync(join(tmpdir(), 'mesh-dp-'));
   const configDir = options.configDir ?? ownDir ?? '';
   mkdirSync(configDir, { recursive: true });
+  const socketDir = options.socketDir ?? configDir;
+  mkdirSync(socketDir, { recursive: true });
+  const accessLogPipe = socketPath(socketDir, 'mesh-al', name, mesh);
+  const metricsSocket = socketPath(socketDir, 'mesh-mh', name, mesh);
+  const closers: Array<() => unknown> = [];
   try {
     const request: BootstrapRequest = {
       mesh,
@@ -85,8 +116,8 @@ export async function run(options: RunOptions): Promise<number> {
       operatingSystem: platform(),
       features: options.xdsTransportProtocolVariant === 'DELTA_GRPC' ? [FEATURE_DELTA_GRPC] : [],
       resources: { maxHeapSizeBytes: 0 },
-      accessLogSocketPath: join(configDir, `mesh-al-${name}-${mesh}.sock`),
-      metricsResources: { socketPath: join(configDir, `mesh-mh-${name}-${mesh}.sock`), certPath: '', keyPath: '' },
+      accessLogSocketPath: accessLogPipe,
+      metricsResources: { socketPath: metricsSocket, certPath: options.metricsCertPath ?? '', keyPath: options.metricsKeyPath ?? '' },
     };
     log('info', 'generating bootstrap configuration');
     const bootstrap = await fetchBootstrap(request, {
@@ -98,8 +129,19 @@ export async function run(options: RunOptions): Promise<number> {
     });
     const configPath = join(configDir, 'bootstrap.yaml');
     writeFileSync(configPath, bootstrap.bootstrap, { mode: 0o600 });
-    const adminPort = adminPortOf(bootstrap.bootstrap);
+    const admin = adminOf(bootstrap.bootstrap);
+    const adminPort = admin?.port;
     log('info', 'bootstrap configuration saved to a file', { file: configPath, adminPort });
+    // Both exist before Envoy starts: it opens the pipe when it loads a listener that logs to it.
+    const streamer = await startAccessLogStreamer({ pipePath: accessLogPipe, log });
+    closers.push(() => streamer.close());
+    const hijacker = await startMetricsHijacker({
+      socketPath: metricsSocket,
+      targets: scrapeTargets(bootstrap, admin),
+      transparentProxying: bootstrap.meshSidecarConfiguration?.networking?.isUsingTransparentProxy ?? false,
+      log,
+    });
+    closers.push(() => hijacker.close());
     return await superviseEnvoy(
       startEnvoy({
         binary,
@@ -113,14 +155,18 @@ export async function run(options: RunOptions): Promise<number> {
       options.drainTime,
     );
   } finally {
+    await Promise.all(closers.map((close) => close()));
     if (ownDir) rmSync(ownDir, { recursive: true, force: true });
   }
 }
 
-function adminPortOf(bootstrap: string): number | undefined {
+/** Envoy's admin address and port in the bootstrap; an unspecified address is reached on loopback. */
+function adminOf(bootstrap: string): { address: string; port: number } | undefined {
   try {
-    const port = (JSON.parse(bootstrap) as { admin?: { address?: { socketAddress?: { portValue?: number } } } }).admin?.address?.socketAddress?.portValue;
-    return typeof port === 'number' ? port : undefined;
+    const socket = (JSON.parse(bootstrap) as { admin?: { address?: { socketAddress?: { address?: string; portValue?: number } } } }).admin?.address?.socketAddress;
+    if (typeof socket?.portValue !== 'number') return undefined;
+    const address = socket.address === '::' ? '::1' : !socket.address || socket.address === '0.0.0.0' ? '127.0.0.1' : socket.address;
+    return { address, port: socket.portValue };
   } catch {
     return undefined;
   }

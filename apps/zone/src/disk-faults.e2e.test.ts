@@ -57,6 +57,7 @@ async function runUntilExit(env: Record<string, string>): Promise<{ code: number
       MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
       MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: String(ports.kds),
       MESH_DP_SERVER_PORT: '0',
+      MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

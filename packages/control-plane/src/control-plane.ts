@@ -16,6 +16,7 @@ import { effectiveConfig, type ControlPlaneConfig } from './config.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { startDpServer } from './dp-server.js';
 import { closeGracefully, listen } from './listen.js';
+import { type RunningMadsServer, startMadsServer } from './mads-server.js';
 import { MeteredResourceStore } from './metered-store.js';
 import { createMetrics } from './metrics.js';
 import { startMultizone, type Multizone } from './multizone.js';
@@ -26,7 +27,7 @@ import { loadClientCertAuthorities, loadTlsMaterial } from './tls.js';
 import { prepareWorkDir } from './work-dir.js';
 
 export interface RunningControlPlane {
-  ports: { http?: number; https?: number; diagnostics?: number; kds?: number };
+  ports: { http?: number; https?: number; diagnostics?: number; kds?: number; mads?: number };
   instanceId: string;
   clusterId: string;
   stop(): Promise<void>;
@@ -57,6 +58,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
   let multizone: Multizone | undefined;
   let dpServer: Awaited<ReturnType<typeof startDpServer>>;
   let app: ApiApp | undefined;
+  let mads: RunningMadsServer | undefined;
   let ready = false;
 
   const stop = async () => {
@@ -64,8 +66,9 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     const timeoutMs = (parseDurationNanos(config.runtime.shutdownTimeout) ?? 10e9) / 1e6;
     await multizone?.stop();
     await dpServer?.stop(timeoutMs);
-    // Streams of changes never end by themselves: ended first, the servers close without waiting on them.
+    // Streams of changes and waiting discovery requests never end by themselves: ended first, the servers close without waiting on them.
     app?.close();
+    mads?.stopWaiting();
     await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
     await insights.stop();
     await proxyConfigs.stop();
@@ -158,6 +161,11 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     const diagnostics = createHttpServer(createDiagnosticsApp(() => ready && isAvailable() && synced.isSynced(), metrics.registry));
     servers.push(diagnostics);
     ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics.serverPort');
+
+    // Prometheus discovers the proxies to scrape here (docs/xds.md, Proxy metrics and monitoring assignments).
+    mads = await startMadsServer(config, reader, logger.child({ component: 'mads-server' }));
+    servers.push(mads.server);
+    ports.mads = mads.port;
 
     if (multizone.port !== undefined) ports.kds = multizone.port;
     ready = true;

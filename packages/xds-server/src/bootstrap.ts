@@ -4,7 +4,7 @@
 // the reference's: 422 for a missing token or an invalid resource, 400 when the address the
 // runner used is not in the server certificate, 404 when the proxy is neither passed nor stored.
 import { X509Certificate } from 'node:crypto';
-import { decodeSpec, getKind, isIpAddress, meshKind } from '@mesh/model';
+import { dataplanePrometheusSettings, type DataplaneSpec, decodeSpec, getKind, isIpAddress, meshKind, type MeshSpec } from '@mesh/model';
 import type { ResourceReader } from '@mesh/store';
 import { scalarText } from '@mesh/xds-renderer';
 import { z } from 'zod';
@@ -220,8 +220,24 @@ export class BootstrapGenerator {
     return {
       // JSON is YAML: Envoy reads it from the file the runner writes.
       bootstrap: Buffer.from(JSON.stringify(bootstrap, null, 2)).toString('base64'),
-      meshSidecarConfiguration: { networking: { isUsingTransparentProxy: transparentProxy }, metrics: { aggregate: [] } },
+      meshSidecarConfiguration: {
+        networking: { isUsingTransparentProxy: transparentProxy },
+        metrics: { aggregate: dataplane ? await this.aggregatedMetrics(mesh, resource) : [] },
+      },
     };
+  }
+
+  /**
+   * The applications whose metrics the runner merges into the proxy's: the enabled `aggregate`
+   * entries of the proxy's prometheus settings, on the proxy's address unless an entry names its
+   * own (docs/xds.md, Proxy metrics and monitoring assignments).
+   */
+  private async aggregatedMetrics(mesh: string, dataplane: DataplaneSpec): Promise<Array<{ name: string; address: string; port: number; path: string }>> {
+    const stored = await this.options.store.get({ type: meshKind.name, mesh: '', name: mesh });
+    const settings = stored && dataplanePrometheusSettings(JSON.parse(stored.spec) as MeshSpec, dataplane.metrics);
+    return (settings?.aggregate ?? [])
+      .filter((entry) => entry.enabled !== false)
+      .map((entry) => ({ name: entry.name ?? '', address: entry.address || (dataplane.networking?.address ?? ''), port: entry.port ?? 0, path: entry.path ?? '' }));
   }
 
   /** The proxy resource passed in the request (validated), else the stored one. */

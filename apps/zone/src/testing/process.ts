@@ -77,6 +77,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: String(ports.kds),
     // The data plane server listens on any free port unless a test picks one (docs/xds.md).
     MESH_DP_SERVER_PORT: '0',
+    MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
     ...options.env,
   };
   const child: ChildProcess = spawn(process.execPath, [BINARIES[options.binary ?? 'mesh-zone']], {

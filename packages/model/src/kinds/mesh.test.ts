@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeSpec } from '../decode.js';
-import { type MeshSpec, meshKind } from './mesh.js';
+import { dataplanePrometheusSettings, type MeshSpec, meshKind } from './mesh.js';
 
 const decode = (body: unknown): MeshSpec => {
   const decoded = decodeSpec(meshKind, body);
@@ -329,6 +329,31 @@ describe('Mesh', () => {
       expect(withDefaults(prometheus({ port: 'abc' }))).toEqual(prometheus({ port: 'abc' }));
       expect(withDefaults({ routing: { zoneEgress: true } })).toEqual({ routing: { zoneEgress: true } });
       expect(withDefaults({ metrics: {} })).toEqual({ metrics: {} });
+    });
+  });
+
+  describe('the prometheus settings of a dataplane', () => {
+    const enabled = (conf: Record<string, unknown>) => decode({ metrics: { enabledBackend: 'prom-1', ...prometheus(conf).metrics } });
+
+    it("lays the dataplane's own conf over the mesh's, an aggregate entry replacing the mesh's of the same name", () => {
+      const mesh = enabled({ port: 5670, path: '/metrics', tags: { team: 'a' }, aggregate: [{ name: 'app', port: 8080, path: '/stats' }, { name: 'sidecar', port: 9000 }] });
+      const own = { name: undefined, type: 'prometheus', conf: { port: 1234, tags: { zone: 'b' }, tls: { mode: 'providedTLS' }, aggregate: [{ name: 'app', port: 8081, enabled: false }] } };
+      expect(dataplanePrometheusSettings(mesh, own)).toEqual({
+        port: 1234,
+        path: '/metrics',
+        tags: { team: 'a', zone: 'b' },
+        tls: { mode: 'providedTLS' },
+        aggregate: [
+          { name: 'app', port: 8081, enabled: false },
+          { name: 'sidecar', port: 9000 },
+        ],
+      });
+      expect(dataplanePrometheusSettings(mesh, undefined)).toMatchObject({ port: 5670, aggregate: [{ name: 'app', port: 8080, path: '/stats' }, { name: 'sidecar', port: 9000 }] });
+    });
+
+    it('is undefined unless the mesh enables a prometheus backend', () => {
+      expect(dataplanePrometheusSettings(decode(prometheus({ port: 5670 })), { name: undefined, type: 'prometheus', conf: { port: 1 } })).toBeUndefined();
+      expect(dataplanePrometheusSettings(decode({}), undefined)).toBeUndefined();
     });
   });
 });

@@ -282,6 +282,40 @@ function defaultPrometheusConf(conf: Record<string, unknown> | undefined): Recor
   return JSON.parse(JSON.stringify(cfg)) as Record<string, unknown>;
 }
 
+export type PrometheusSettings = PrometheusConfig;
+
+/** Fields set in `over` replace those of `base`; nested messages and maps merge field by field (a proto merge). */
+function mergeSet<T extends Record<string, unknown>>(base: T, over: T): T {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    if (value === undefined) continue;
+    const current = merged[key];
+    const bothObjects = [value, current].every((side) => side !== null && typeof side === 'object' && !Array.isArray(side));
+    merged[key] = bothObjects ? mergeSet(current as Record<string, unknown>, value as Record<string, unknown>) : value;
+  }
+  return merged as T;
+}
+
+/**
+ * The prometheus settings a dataplane runs with: the mesh's enabled backend when it is a
+ * prometheus one, with the dataplane's own prometheus `metrics` over it, where an `aggregate` entry
+ * replaces the mesh's entry of the same name. Undefined when the mesh enables no prometheus
+ * backend or its conf cannot be read (validation refuses such a mesh).
+ */
+export function dataplanePrometheusSettings(mesh: MeshSpec, dataplaneMetrics: MetricsBackend | undefined): PrometheusSettings | undefined {
+  const metrics = mesh.metrics;
+  const backend = metrics?.enabledBackend ? metrics.backends?.find((candidate) => (candidate.name ?? '') === metrics.enabledBackend) : undefined;
+  if (backend?.type !== 'prometheus') return undefined;
+  const meshConf = readConf(PrometheusConfigSchema, backend.conf);
+  if (!meshConf.ok) return undefined;
+  const own = dataplaneMetrics?.type === 'prometheus' ? readConf(PrometheusConfigSchema, dataplaneMetrics.conf) : undefined;
+  if (!own?.ok) return meshConf.value;
+  const aggregate = new Map((meshConf.value.aggregate ?? []).map((entry) => [entry.name ?? '', entry]));
+  for (const entry of own.value.aggregate ?? []) aggregate.set(entry.name ?? '', entry);
+  const merged = mergeSet({ ...meshConf.value, aggregate: undefined }, { ...own.value, aggregate: undefined });
+  return aggregate.size > 0 ? { ...merged, aggregate: [...aggregate.values()] } : merged;
+}
+
 export function applyMeshDefaults(spec: MeshSpec): MeshSpec {
   const metrics = spec.metrics;
   if (!metrics?.backends) return spec;

@@ -7,15 +7,17 @@ describe('the proxies list filters', () => {
   });
 
   it('become the API list query: name, tags, the service as its tag, the type as the gateway filter, the page cursor', () => {
-    expect(listQuery({ name: ' web ', service: 'backend', tags: ['version:2', 'zone:*', 'no-colon', ''], type: 'standard' }, { size: 25, offset: '~d2ViLTE' })).toEqual({
+    expect(listQuery({ name: ' web ', service: 'backend', tags: ['version:2', 'zone:*', 'no-colon', ''], type: 'standard', status: 'partiallyDegraded' }, { size: 25, offset: '~d2ViLTE' })).toEqual({
       size: '25',
       offset: '~d2ViLTE',
       name: 'web',
       tag: ['version:2', 'zone:*', 'mesh.io/service:backend'],
       gateway: 'false',
+      status: 'partially_degraded',
     });
     expect(listQuery({ ...NO_FILTERS, type: 'builtin' }, { size: 10 }).gateway).toBe('builtin');
     expect(listQuery({ ...NO_FILTERS, type: 'delegated' }, { size: 10 }).gateway).toBe('delegated');
+    expect(listQuery({ ...NO_FILTERS, status: 'online' }, { size: 10 }).status).toBe('online');
   });
 
   it('let the service filter win over a tag filter of the service tag', () => {
@@ -23,9 +25,9 @@ describe('the proxies list filters', () => {
   });
 
   it('round-trip through the page URL, dropping empty and unknown values', () => {
-    const filters = { name: 'web', service: 'backend', tags: ['version:2', 'zone:east'], type: 'delegated' as const };
+    const filters = { name: 'web', service: 'backend', tags: ['version:2', 'zone:east'], type: 'delegated' as const, status: 'offline' as const };
     expect(filtersFromUrl(filtersToUrl(filters))).toEqual(filters);
     expect(filtersToUrl(NO_FILTERS)).toEqual({});
-    expect(filtersFromUrl({ type: 'sidecar', tag: 'version:1', name: ['a', 'b'] })).toEqual({ name: 'a', service: '', tags: ['version:1'], type: '' });
+    expect(filtersFromUrl({ type: 'sidecar', status: 'up', tag: 'version:1', name: ['a', 'b'] })).toEqual({ name: 'a', service: '', tags: ['version:1'], type: '', status: '' });
   });
 });

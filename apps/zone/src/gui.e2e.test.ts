@@ -180,6 +180,12 @@ describe.skipIf(!envoy)('the GUI in Chromium', () => {
     await filtered.page.getByLabel('Type').selectOption('');
     await filtered.page.getByRole('button', { name: 'Filter' }).click();
     expect(await textOf(filtered.page, '[data-testid="proxies-total"]', (text) => text === '2 proxies match.')).toBe('2 proxies match.');
+    await filtered.page.getByLabel('Tags (key:value, comma separated)').fill('');
+    await filtered.page.getByLabel('Status').selectOption('offline');
+    await filtered.page.getByRole('button', { name: 'Filter' }).click();
+    expect(await textOf(filtered.page, '[data-testid="proxies-total"]', (text) => text === '3 proxies match.')).toBe('3 proxies match.');
+    expect(filtered.page.url()).toContain('status=offline');
+    for (const name of ['offline-1', 'edge-gateway', 'kong-1']) await filtered.page.locator(`[data-testid="proxy-row-${name}"]`).waitFor();
     expect(filtered.problems).toEqual([]);
     await filtered.page.close();
   });

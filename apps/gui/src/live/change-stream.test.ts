@@ -8,10 +8,10 @@ class EventsEndpoint {
   failing = false;
 
   readonly fetch = (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-    this.requests.push({ url: String(input), headers: { ...(init?.headers as Record<string, string>) } });
+    this.requests.push({ url: input instanceof Request ? input.url : input.toString(), headers: { ...(init?.headers as Record<string, string>) } });
     if (this.failing) return Promise.reject(new TypeError('Failed to fetch'));
     const body = new ReadableStream<Uint8Array>({ start: (controller) => void this.streams.push(controller) });
-    init?.signal?.addEventListener('abort', () => body.cancel().catch(() => undefined));
+    init?.signal?.addEventListener('abort', () => void body.cancel().catch(() => undefined));
     return Promise.resolve(new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } }));
   };
 

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_DATAPLANE, clientDataplane, eventually, requireEnvoy, startApp, startMeshDataplane, type DataplaneProcess } from './testing/envoy.js';
-import { freePort, startControlPlane } from './testing/process.js';
+import { freePort, startControlPlane, zoneOf } from './testing/process.js';
 import { callApi } from './testing/xds-fixtures.js';
 
 type Instance = Awaited<ReturnType<typeof startControlPlane>>;
@@ -269,6 +269,26 @@ describe.skipIf(!envoy)('the GUI in Chromium', () => {
       expect(problems).toEqual([]);
     } finally {
       await remote.stop();
+    }
+  });
+
+  it('shows, on a global, the zones with their status and control plane version, live', async () => {
+    const global = await startControlPlane({ binary: 'mesh-global' });
+    try {
+      const zone = await startControlPlane({ env: zoneOf(global, 'zone-1') });
+      try {
+        const opened = await open('/', global.url);
+        expect(await textOf(opened.page, '[data-testid="zone-row-zone-1"]', (text) => text.includes('Online'))).toBe('zone-1Online2.5.0');
+        expect(await textOf(opened.page, '[data-testid="mesh-row-default"]', (text) => text.includes('default'))).toContain('0 of 0');
+        // The zone leaving shows on the open page.
+        await zone.stop();
+        expect(await textOf(opened.page, '[data-testid="zone-row-zone-1"]', (text) => text.includes('Offline'))).toBe('zone-1Offline2.5.0');
+        await checkAndCapture(opened, 'global-home');
+      } finally {
+        await zone.stop();
+      }
+    } finally {
+      await global.stop();
     }
   });
 

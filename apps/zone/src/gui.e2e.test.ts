@@ -123,10 +123,13 @@ async function accessibilityViolations(page: Page): Promise<string[]> {
     .map((violation) => violation.id + ' (' + violation.impact + '): ' + JSON.stringify(violation.nodes.map((node) => node.target))))`);
 }
 
-/** The checks of every page once its data shows: live, accessible, nothing failed; then its screenshot. */
-async function checkAndCapture(opened: OpenPage, name: string): Promise<void> {
+/**
+ * The checks of every page once its data shows: live (or, for a page of nothing that changes,
+ * without a connection), accessible, nothing failed; then its screenshot.
+ */
+async function checkAndCapture(opened: OpenPage, name: string, liveState: 'live' | 'idle' = 'live'): Promise<void> {
   const { page, problems } = opened;
-  await page.locator('.live[data-state="live"]').waitFor({ timeout: 30_000 });
+  await page.locator(`.live[data-state="${liveState}"]`).waitFor({ timeout: 30_000 });
   expect(await accessibilityViolations(page), name).toEqual([]);
   await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
   expect(problems, name).toEqual([]);
@@ -231,13 +234,13 @@ describe.skipIf(!envoy)('the GUI in Chromium', () => {
   it('shows the effective configuration, the sign-in page and a not-found page', async () => {
     const diagnostics = await open('/diagnostics');
     expect(await textOf(diagnostics.page, '[data-testid="effective-config"]', (text) => text.includes('"apiServer"'))).toContain('"gui"');
-    await checkAndCapture(diagnostics, 'diagnostics');
+    await checkAndCapture(diagnostics, 'diagnostics', 'idle');
     const signIn = await open('/sign-in');
     await signIn.page.getByLabel('User token').waitFor();
-    await checkAndCapture(signIn, 'sign-in');
+    await checkAndCapture(signIn, 'sign-in', 'idle');
     const missing = await open('/no-such-page/at/all');
     await missing.page.getByRole('heading', { name: 'Not found' }).waitFor();
-    await checkAndCapture(missing, 'not-found');
+    await checkAndCapture(missing, 'not-found', 'idle');
   });
 
   it('signs in with a user token where loopback is not admin, refuses one that does not verify, and signs out', async () => {

@@ -81,6 +81,7 @@ describe('the change stream of a page', () => {
     const { stream: changes } = start(endpoint);
     await vi.waitFor(() => expect(changes.state.value).toBe('live'));
     endpoint.failing = true;
+    vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     const states = new Set<string>();
     const stop = setInterval(() => states.add(changes.state.value), 0);
     endpoint.end();
@@ -89,6 +90,30 @@ describe('the change stream of a page', () => {
     expect(states.has('reconnecting')).toBe(true);
     endpoint.failing = false;
     await vi.waitFor(() => expect(changes.state.value).toBe('live'));
+  });
+
+  it('asks for one mesh while every watcher names the same one, and follows a watcher to another mesh', async () => {
+    const endpoint = new EventsEndpoint();
+    const changes = new ChangeStream({ apiUrl: '', headers: () => ({}), fetch: endpoint.fetch, retryDelayMs: () => 0 });
+    stream = changes;
+    changes.start();
+    let shown = 'default';
+    const ignore = { onChange: () => undefined, onResync: () => undefined };
+    changes.watch({ types: [], ...ignore });
+    changes.watch({ types: ['Dataplane', 'DataplaneInsight'], mesh: () => shown, ...ignore });
+    const stopPolicies = changes.watch({ types: ['MeshTimeout'], mesh: () => 'default', ...ignore });
+    const urls = () => endpoint.requests.map((request) => request.url);
+    await vi.waitFor(() => expect(urls()).toEqual(['/events?type=Dataplane&type=DataplaneInsight&type=MeshTimeout&mesh=default']));
+    shown = 'payments';
+    changes.reconsider();
+    await vi.waitFor(() => expect(urls()).toHaveLength(2));
+    expect(urls()[1]).toBe('/events?type=Dataplane&type=DataplaneInsight&type=MeshTimeout');
+    stopPolicies();
+    await vi.waitFor(() => expect(urls()).toHaveLength(3));
+    expect(urls()[2]).toBe('/events?type=Dataplane&type=DataplaneInsight&mesh=payments');
+    changes.watch({ types: ['Mesh'], ...ignore });
+    await vi.waitFor(() => expect(urls()).toHaveLength(4));
+    expect(urls()[3]).toBe('/events?type=Dataplane&type=DataplaneInsight&type=Mesh');
   });
 
   it('connects again for the kinds watched when a watcher stops, and not at all when none is left', async () => {
@@ -102,7 +127,7 @@ describe('the change stream of a page', () => {
     stopZones();
     await vi.waitFor(() => expect(endpoint.requests.map((request) => request.url)).toEqual(['/events?type=Mesh&type=Zone', '/events?type=Mesh']));
     stopMeshes();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitFor(() => expect(changes.state.value).toBe('idle'));
     expect(endpoint.requests).toHaveLength(2);
   });
 });

@@ -9,12 +9,21 @@ import { SseParser } from './sse.js';
 
 export type ChangeEvent = Schemas['ChangeEvent'] & { kind: 'put' | 'delete' };
 
-/** `live`: connected; `reconnecting`: the connection broke and is being made again; `offline`: it keeps failing. */
-export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'offline';
+/**
+ * `live`: connected; `reconnecting`: the connection broke and is being made again; `offline`: it
+ * keeps failing; `idle`: the page shows nothing that changes, so it needs no connection.
+ */
+export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'offline' | 'idle';
 
 export interface Watcher {
   /** The kinds (`Dataplane`, `MeshInsight`, ...) whose changes matter. */
   types: readonly string[];
+  /**
+   * The one mesh whose changes matter, for watchers of mesh-scoped kinds only. When every watcher
+   * names the same mesh the connection asks for it alone: a mesh of many proxies elsewhere then
+   * sends the page nothing.
+   */
+  mesh?: () => string;
   /** A change of one of them. */
   onChange(event: ChangeEvent): void;
   /** Changes may have been missed: reload everything. */
@@ -39,8 +48,8 @@ export class ChangeStream {
   private readonly watchers = new Set<Watcher>();
   private controller: AbortController | undefined;
   private lastEventId = '';
-  /** The kinds the open connection asks for. */
-  private connectedTypes = '';
+  /** The query of the open connection: the kinds, and the mesh when every watcher names one. */
+  private connectedQuery = '';
   private failures = 0;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
@@ -88,12 +97,25 @@ export class ChangeStream {
   /** Reconnects at once with the current credentials (after signing in or out). */
   restart(): void {
     this.lastEventId = '';
-    this.connectedTypes = '';
+    this.connectedQuery = '';
     this.scheduleReconnect();
   }
 
-  private wantedTypes(): string {
-    return [...new Set([...this.watchers].flatMap((watcher) => watcher.types))].sort().join(',');
+  /** Asks again for what the watchers watch now (a watcher's mesh changed). */
+  reconsider(): void {
+    this.scheduleReconnect();
+  }
+
+  /** `type=...&type=...[&mesh=...]`, or '' when nothing is watched. */
+  private wantedQuery(): string {
+    const watchers = [...this.watchers].filter((watcher) => watcher.types.length > 0);
+    const types = [...new Set(watchers.flatMap((watcher) => watcher.types))].sort();
+    if (types.length === 0) return '';
+    const meshes = new Set(watchers.map((watcher) => watcher.mesh?.()));
+    const [mesh] = meshes;
+    const query = new URLSearchParams(types.map((type) => ['type', type]));
+    if (meshes.size === 1 && mesh !== undefined) query.set('mesh', mesh);
+    return query.toString();
   }
 
   /** The kinds watched settle within a tick of a navigation: one reconnection for all of them. */
@@ -101,23 +123,25 @@ export class ChangeStream {
     if (this.stopped) return;
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(() => {
-      const wanted = this.wantedTypes();
-      if (this.controller && wanted === this.connectedTypes) return;
+      const wanted = this.wantedQuery();
+      if (this.controller && wanted === this.connectedQuery) return;
       this.connect(wanted);
     }, 0);
   }
 
-  private connect(types: string): void {
+  private connect(query: string): void {
     clearTimeout(this.retryTimer);
     this.controller?.abort();
-    this.connectedTypes = types;
-    if (types === '') {
+    this.connectedQuery = query;
+    if (query === '') {
       this.controller = undefined;
+      this.state.value = 'idle';
       return;
     }
+    if (this.state.value === 'idle') this.state.value = 'connecting';
     const controller = new AbortController();
     this.controller = controller;
-    this.read(types, controller).then(
+    this.read(query, controller).then(
       () => this.broken(controller),
       (error: unknown) => {
         if (!controller.signal.aborted) console.warn('change stream:', error);
@@ -126,12 +150,11 @@ export class ChangeStream {
     );
   }
 
-  private async read(types: string, controller: AbortController): Promise<void> {
-    const query = new URLSearchParams(types.split(',').map((type) => ['type', type]));
+  private async read(query: string, controller: AbortController): Promise<void> {
     const headers: Record<string, string> = { Accept: 'text/event-stream', ...this.options.headers() };
     const resuming = this.lastEventId !== '';
     if (resuming) headers['Last-Event-ID'] = this.lastEventId;
-    const response = await this.fetchImpl(`${this.options.apiUrl}/events?${query.toString()}`, { headers, signal: controller.signal, cache: 'no-store' });
+    const response = await this.fetchImpl(`${this.options.apiUrl}/events?${query}`, { headers, signal: controller.signal, cache: 'no-store' });
     if (!response.ok || !response.body) throw new Error(`the change stream answered ${response.status}`);
     this.failures = 0;
     this.state.value = 'live';
@@ -166,6 +189,6 @@ export class ChangeStream {
     this.failures += 1;
     this.state.value = this.failures >= (this.options.failuresBeforeOffline ?? 3) ? 'offline' : 'reconnecting';
     const delay = (this.options.retryDelayMs ?? defaultRetryDelay)(this.failures);
-    this.retryTimer = setTimeout(() => this.connect(this.wantedTypes()), delay);
+    this.retryTimer = setTimeout(() => this.connect(this.wantedQuery()), delay);
   }
 }

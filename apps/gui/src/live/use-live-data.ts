@@ -17,7 +17,9 @@ export interface LiveData<T> {
 export interface LiveDataOptions {
   /** The kinds whose changes may alter the data. */
   types: readonly string[];
-  /** Narrows the changes that reload (those of one mesh). */
+  /** The one mesh of mesh-scoped kinds whose changes matter (see `Watcher.mesh`). */
+  mesh?: () => string;
+  /** Narrows the changes that reload (those of one proxy). */
   matches?: (event: ChangeEvent) => boolean;
   /** Loads again, from nothing, when it changes (the route's params, as a string). */
   key?: () => unknown;
@@ -67,6 +69,7 @@ export function useLiveData<T>(load: () => Promise<T>, options: LiveDataOptions)
 
   const stopWatching = changes.watch({
     types: options.types,
+    ...(options.mesh ? { mesh: options.mesh } : {}),
     onChange: (event) => {
       if (!options.matches || options.matches(event)) scheduleReload();
     },
@@ -75,10 +78,11 @@ export function useLiveData<T>(load: () => Promise<T>, options: LiveDataOptions)
   watch(
     options.key ?? (() => undefined),
     (_key, previous) => {
-      // Another resource: what was shown is not its data.
+      // Another resource: what was shown is not its data, and its mesh may be another.
       if (previous !== undefined) {
         data.value = undefined;
         loading.value = true;
+        changes.reconsider();
       }
       void reload();
     },

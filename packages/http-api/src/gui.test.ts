@@ -147,6 +147,14 @@ describe('the GUI, when built and enabled', () => {
   });
 });
 
+describe('the base path', () => {
+  it('may not hide a path of the API', async () => {
+    for (const basePath of ['/meshes', '/config', '/meshes/default']) {
+      await expect(start(served({ basePath, url: basePath })), basePath).rejects.toThrow(`apiServer.gui.basePath: ${basePath} would hide the API's `);
+    }
+  });
+});
+
 describe('the GUI, when disabled or not built', () => {
   it('is a 404 that says why, and GET / announces none', async () => {
     for (const unavailable of ['The GUI is disabled (apiServer.gui.enabled is false)', 'The GUI is not built: build it with npm run build']) {

@@ -99,6 +99,13 @@ export function publicBasePath(options: Pick<GuiOptions, 'basePath' | 'url'>): s
   return path.replace(/\/+$/, '');
 }
 
+/** Whether a route (`/meshes/{mesh}/dataplanes`) has paths at or below the base path, which the GUI would answer instead. */
+export function hidesRoute(basePath: string, template: string): boolean {
+  const base = basePath.split('/').filter(Boolean);
+  const route = template.split('/').filter(Boolean);
+  return route.length >= base.length && base.every((segment, i) => route[i] === segment || /^\{\w+\}$/.test(route[i]!));
+}
+
 /** Where `GET /` says the GUI is (the reference's `gui` key); undefined when none is served. */
 export const announcedGuiUrl = (options: GuiOptions | undefined): string | undefined => (options && 'directory' in options.app ? options.url : undefined);
 

@@ -48,6 +48,20 @@ beforeAll(async () => {
   await put('/meshes/default', { type: 'Mesh', name: 'default', mtls: { enabledBackend: 'builtin-ca', backends: [{ name: 'builtin-ca', type: 'builtin' }] } });
   await put('/meshes/default/dataplanes/offline-1', sidecar('offline-1', '10.0.0.9', 'billing'));
   await put('/meshes/default/dataplanes/edge-gateway', { type: 'Dataplane', mesh: 'default', name: 'edge-gateway', networking: { address: '10.0.0.20', gateway: { type: 'BUILTIN', tags: { 'mesh.io/service': 'edge' } } } });
+  await put('/meshes/default/meshgateways/edge', {
+    type: 'MeshGateway',
+    mesh: 'default',
+    name: 'edge',
+    selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+    conf: { listeners: [{ port: 8080, protocol: 'HTTP' }] },
+  });
+  await put('/meshes/default/meshgatewayroutes/edge-to-backend', {
+    type: 'MeshGatewayRoute',
+    mesh: 'default',
+    name: 'edge-to-backend',
+    selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+    conf: { http: { rules: [{ matches: [{ path: { match: 'PREFIX', value: '/' } }], backends: [{ destination: { 'mesh.io/service': 'backend' } }] }] } },
+  });
   await put('/meshes/default/dataplanes/kong-1', { type: 'Dataplane', mesh: 'default', name: 'kong-1', networking: { address: '10.0.0.21', gateway: { tags: { 'mesh.io/service': 'kong' } } } });
   await put('/meshes/default/meshtimeouts/web-to-backend', {
     type: 'MeshTimeout',
@@ -208,6 +222,15 @@ describe.skipIf(!envoy)('the GUI in Chromium', () => {
     expect(await textOf(opened.page, '[data-testid="matched-policies"] tbody', (text) => text.includes('TrafficPermission'))).toContain('TrafficPermission');
     expect(await textOf(opened.page, '[data-testid="rules"] tbody', (text) => text.includes('MeshTimeout'))).toContain('web-to-backend');
     await checkAndCapture(opened, 'data-plane-proxy-policies');
+  });
+
+  it("shows a builtin gateway's listeners, hosts and routes with the policies of each destination", async () => {
+    const opened = await open('/meshes/default/data-plane-proxies/edge-gateway/policies');
+    expect(await textOf(opened.page, 'main p', (text) => text.startsWith('Gateway'))).toBe('Gateway edge');
+    const row = await textOf(opened.page, '[data-testid="gateway-policies"] tbody', (text) => text.includes('edge-to-backend'));
+    expect(row).toMatch(/^8080 HTTP\s*\*\s*edge-to-backend\s*mesh\.io\/service=backend/);
+    expect(row).toContain('CircuitBreaker: circuit-breaker-all-defaultRetry: retry-all-defaultTimeout: timeout-all-default');
+    await checkAndCapture(opened, 'gateway-policies');
   });
 
   it('shows the configuration pushed to a proxy, in sections, searchable', async () => {

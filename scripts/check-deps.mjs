@@ -25,13 +25,16 @@ const ALLOWED = {
   '@mesh/kds': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/tokens'],
   // The data plane server: xDS for proxies, fed by the proxy configurations.
   '@mesh/xds-server': ['@mesh/model', '@mesh/store', '@mesh/resource-manager', '@mesh/pki', '@mesh/tokens', '@mesh/insights', '@mesh/proxy-config', '@mesh/policy-matcher', '@mesh/xds-renderer'],
-  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/pki', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api', '@mesh/kds', '@mesh/xds-server'],
+  // It serves the GUI's build (docs/gui.md), found through the @mesh/gui package.
+  '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/pki', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api', '@mesh/kds', '@mesh/xds-server', '@mesh/gui'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
   // The command-line client speaks HTTP only: it reads the kind registry, nothing else of ours.
   '@mesh/meshctl': ['@mesh/model'],
   // The data plane runner speaks HTTP to the control plane and starts Envoy: nothing of ours.
   '@mesh/dp': [],
+  // The web GUI runs in a browser and speaks HTTP to the API: nothing of ours at run time.
+  '@mesh/gui': [],
 };
 
 // Further packages a package's tests and test helpers may use (devDependencies only).
@@ -49,6 +52,8 @@ const ALLOWED_IN_TESTS = {
   '@mesh/tokens': ['@mesh/store-sqlite'],
   '@mesh/kds': ['@mesh/store-sqlite', '@mesh/pki'],
   '@mesh/xds-server': ['@mesh/store-sqlite'],
+  // Its API client is typed, at build time, from the OpenAPI document @mesh/http-api's build writes.
+  '@mesh/gui': ['@mesh/http-api'],
 };
 
 // Modules a package's source loads only when they are installed (development dependencies).

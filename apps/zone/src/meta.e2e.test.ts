@@ -56,13 +56,13 @@ afterAll(async () => {
 });
 
 describe('mesh-zone, standalone', () => {
-  it('GET / describes the control plane and where its API is described, and announces no GUI, since none is served', async () => {
+  it('GET / describes the control plane, where its GUI is and where its API is described', async () => {
     const root = await get(cp, '/');
     expect(root.status).toBe(200);
     expect(root.contentType).toMatch(/^application\/json/);
-    expect(Object.keys(root.body)).toEqual(['hostname', 'tagline', 'product', 'version', 'instanceId', 'clusterId', 'openapi', 'docs']);
-    expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', openapi: '/openapi.json', docs: '/docs' });
-    expect((await get(cp, '/gui')).status).toBe(404);
+    expect(Object.keys(root.body)).toEqual(['hostname', 'tagline', 'product', 'version', 'instanceId', 'clusterId', 'gui', 'openapi', 'docs']);
+    expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', gui: '/gui', openapi: '/openapi.json', docs: '/docs' });
+    expect((await fetch(`${cp.url}/gui`)).status).toBe(200);
     expect(root.body.hostname).toEqual(expect.any(String));
     expect(root.body.instanceId).toMatch(UUID);
     expect(root.body.clusterId).toMatch(UUID);
@@ -164,11 +164,11 @@ describe('mesh-zone, other configurations', () => {
     });
   });
 
-  it('as a zone control plane: no GUI, policies read-only', async () => {
+  it('as a zone control plane: its own GUI, policies read-only', async () => {
     await withControlPlane({ binary: 'mesh-global' }, (global) => withControlPlane({ env: zoneOf(global, 'zone-1') }, async (zone) => {
       const root = await get(zone, '/');
-      expect(root.body).toMatchObject({ product: 'Mesh', version: '2.5.0' });
-      expect(root.body).not.toHaveProperty('gui');
+      expect(root.body).toMatchObject({ product: 'Mesh', version: '2.5.0', gui: '/gui' });
+      expect((await fetch(`${zone.url}/gui/meshes`)).status).toBe(200);
       expect(await policiesReadOnly(zone)).toEqual(new Set([true]));
       expect((await get(zone, '/config')).body).toMatchObject({ mode: 'zone', multizone: { zone: { name: 'zone-1' } } });
     }));
@@ -180,8 +180,8 @@ describe('mesh-global', () => {
     await withControlPlane({ binary: 'mesh-global' }, async (global) => {
       const root = await get(global, '/');
       expect(root.status).toBe(200);
-      expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', openapi: '/openapi.json' });
-      expect(root.body).not.toHaveProperty('gui');
+      expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', gui: '/gui', openapi: '/openapi.json' });
+      expect((await fetch(`${global.url}/gui/zones`)).status).toBe(200);
       expect(root.body.instanceId).toMatch(UUID);
       expect(await policiesReadOnly(global)).toEqual(new Set([false]));
       expect((await get(global, '/config')).body).toMatchObject({ mode: 'global', apiServer: { port: global.ports.http } });

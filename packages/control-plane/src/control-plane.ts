@@ -13,6 +13,7 @@ import { bootstrapTokens, registerSigningKeyHooks, SigningKeys, TokenService } f
 import type { Logger } from 'pino';
 import { apiLimits, apiServerOptions } from './api-server.js';
 import { effectiveConfig, type ControlPlaneConfig } from './config.js';
+import { guiOptions } from './gui.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { startDpServer } from './dp-server.js';
 import { closeGracefully, listen } from './listen.js';
@@ -37,6 +38,8 @@ const CLUSTER_ID_SETTING = 'clusterId';
 
 export async function startControlPlane(config: ControlPlaneConfig, logger: Logger): Promise<RunningControlPlane> {
   const mode = config.mode as Mode;
+  // Checked before anything starts: a bad GUI path or URL is a configuration error.
+  const gui = guiOptions(config);
   prepareWorkDir(config.general.workDir);
   const { store: unmeteredStore, isAvailable, leadership, location } = await openStore(config, logger);
   const store = new MeteredResourceStore(unmeteredStore);
@@ -133,6 +136,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
       logger,
       info: { hostname: config.general.advertisedHostname === 'localhost' ? hostname() : config.general.advertisedHostname, product: PRODUCT, version: PRODUCT_VERSION, instanceId, clusterId },
       effectiveConfig: shownConfig,
+      gui,
       ...(multizone.zoneAdmin ? { zoneAdmin: multizone.zoneAdmin } : {}),
       ...(dpServer ? { proxyInspector: dpServer } : {}),
     });

@@ -57,6 +57,7 @@ function banner(binary: Binary, config: ControlPlaneConfig, running: Awaited<Ret
   const lines = [
     `${binary} ${PRODUCT_VERSION} is running (${config.mode})`,
     ...(http !== undefined ? [`  API          http://127.0.0.1:${http}  (reference: http://127.0.0.1:${http}/docs)`] : []),
+    ...(http !== undefined && config.apiServer.gui.enabled ? [`  GUI          http://127.0.0.1:${http}${config.apiServer.gui.basePath.replace(/\/+$/, '')}/`] : []),
     ...(https !== undefined ? [`  API (TLS)    https://127.0.0.1:${https}`] : []),
     ...(diagnostics !== undefined ? [`  diagnostics  http://127.0.0.1:${diagnostics}/ready, /healthy, /metrics`] : []),
     ...(running.ports.kds !== undefined ? [`  zone sync    ${config.multizone.global.kds.tlsEnabled ? 'grpcs' : 'grpc'}://127.0.0.1:${running.ports.kds} (zones connect here)`] : []),

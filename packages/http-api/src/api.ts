@@ -9,6 +9,7 @@ import { ChangeHub } from './events/hub.js';
 import { addEventRoutes } from './events/routes.js';
 import { addViewRoutes } from './views/index.js';
 import { sendDomainError, sendError } from './errors.js';
+import { createGuiServer, hidesRoute } from './gui.js';
 import { DEFAULT_API_LIMITS, limitConcurrentRequests } from './limits.js';
 import { addApiDescriptionRoutes } from './openapi/routes.js';
 import { mediaTypeOf } from './route-doc.js';
@@ -87,6 +88,10 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
   const admit = limitConcurrentRequests(ctx.limits?.maxConcurrentRequests ?? DEFAULT_API_LIMITS.maxConcurrentRequests);
   const { requestLogger, observeRequest } = ctx;
   const pageOrigins = trustedPageOrigins(ctx.corsAllowedDomains);
+  const gui = ctx.gui ? createGuiServer(ctx.gui, { product: ctx.info.product, version: ctx.info.version, mode: ctx.mode }) : undefined;
+  // The GUI would shadow the API's routes below its base path.
+  const shadowed = ctx.gui && table.routes().find((route) => hidesRoute(ctx.gui!.basePath, route.path));
+  if (shadowed) throw new Error(`apiServer.gui.basePath: ${ctx.gui!.basePath} would hide the API's ${shadowed.path}; choose another path, such as /gui`);
 
   /** Establishes the caller, then answers from the zone that owns the proxy (on a global) or from the route's handler. */
   const serve = async (req: Request, res: Response, match: RouteMatch, route: Route): Promise<void> => {
@@ -119,6 +124,11 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
   /** The whole request path in one function: log, limit, metrics, CORS, routing. */
   const answer = (req: Request, res: Response): void => {
     requestLogger?.(req, res);
+    // The GUI's files and pages are no API route: no CORS, no caller, no route metrics.
+    if (gui?.owns(req.path)) {
+      gui.serve(req, res);
+      return;
+    }
     const match = table.match(req.path);
     // A stream of changes stays open while it waits for changes: it holds no slot of the requests in flight.
     const streamRoute = req.method === 'GET' ? match?.routes.get('GET') : undefined;

@@ -5,6 +5,7 @@ import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { AccessOptions } from './access.js';
 import type { ChangeStreamOptions } from './events/hub.js';
+import type { GuiOptions } from './gui.js';
 import type { ApiLimits } from './limits.js';
 import type { ZoneAdmin } from './zone-forwarding.js';
 
@@ -69,6 +70,8 @@ export interface ApiContext {
   limits?: Partial<ApiLimits>;
   /** What the change stream keeps and allows (docs/api.md, Change stream); the defaults where left out. */
   changeStream?: Partial<ChangeStreamOptions>;
+  /** The web GUI served beside the API (docs/gui.md); absent where none is (tests). */
+  gui?: GuiOptions;
   /** Called first for every request (the request log); it may set headers and listen for the answer. */
   requestLogger?: (req: IncomingMessage, res: ServerResponse) => void;
 }

@@ -2,6 +2,7 @@ export { createApiApp, createRouteTable, type ApiApp, type ApiServerOptions, typ
 export { RouteTable, type Route, type Handler, type Params, type Method } from './route-table.js';
 export type { RouteDoc, QueryParameter, ResponseDoc, RouteExample, ErrorStatus } from './route-doc.js';
 export { buildOpenApiDocument } from './openapi/document.js';
+export { apiDocument } from './openapi/routes.js';
 export { errorBody, sendError, sendJson, type ErrorBody } from './errors.js';
 export { guardConnections, DEFAULT_API_LIMITS, type ApiLimits } from './limits.js';
 export { parsePage, nextPageUrl, pageOf, collectionJson, type Page, type PageKey, type ListedPage } from './pagination.js';
@@ -10,3 +11,4 @@ export { withOperation } from './handler.js';
 export { authenticate, callerOf, requireAccess, requireRule, ADMIN, ADMIN_ONLY_RULES, ANONYMOUS, type AccessOptions, type AccessRule, type Caller, type StaticRuleName } from './access.js';
 export { InternalApi, isForwardedPath, type ZoneAdmin, type ZoneReply } from './zone-forwarding.js';
 export { DEFAULT_CHANGE_STREAM_OPTIONS, type ChangeStreamOptions } from './events/hub.js';
+export type { GuiOptions } from './gui.js';

@@ -19,6 +19,7 @@ import { ADMIN_ONLY_RULES } from './access.js';
 import { createApiApp } from './api.js';
 import type { ApiContext } from './context.js';
 import type { ChangeStreamOptions } from './events/hub.js';
+import type { GuiOptions } from './gui.js';
 import { guardConnections, type ApiLimits } from './limits.js';
 
 export interface TestApiOptions {
@@ -32,6 +33,7 @@ export interface TestApiOptions {
   effectiveConfig?: Record<string, unknown>;
   limits?: Partial<ApiLimits>;
   changeStream?: Partial<ChangeStreamOptions>;
+  gui?: GuiOptions;
 }
 
 export interface Reply {
@@ -151,6 +153,7 @@ export async function startApi(options: TestApiOptions = {}): Promise<TestApi> {
     proxyConfigs,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.changeStream ? { changeStream: options.changeStream } : {}),
+    ...(options.gui ? { gui: options.gui } : {}),
   };
   const api = createApiApp(ctx);
   const server: Server = createServer(api.serverOptions, api);

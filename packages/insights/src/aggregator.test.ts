@@ -99,6 +99,19 @@ describe('InsightAggregator', () => {
     });
   });
 
+  it('tells the status of each proxy it counts, and none for a proxy it does not hold', async () => {
+    await dataplane('dp1', sidecar(inbound('backend-1', true)), insight());
+    await dataplane('dp2', sidecar(inbound('backend-1', false), inbound('db-1', true)), insight());
+    await dataplane('dp3', sidecar(inbound('backend-1', true)), insight({ online: false }));
+    await dataplane('dp4', gateway('edge'));
+    await aggregator.settled();
+    expect(['dp1', 'dp2', 'dp3', 'dp4', 'missing'].map((name) => aggregator.dataplaneStatus('mesh-1', name))).toEqual(['online', 'partiallyDegraded', 'offline', 'offline', undefined]);
+    expect(aggregator.dataplaneStatus('elsewhere', 'dp1')).toBeUndefined();
+    await put('DataplaneInsight', 'mesh-1', 'dp3', insight());
+    await aggregator.settled();
+    expect(aggregator.dataplaneStatus('mesh-1', 'dp3')).toBe('online');
+  });
+
   it('counts proxies by the versions of their last subscription, `unknown` when not reported', async () => {
     await dataplane('dp1', sidecar(inbound('web')), insight({ meshDp: '1.0.3', envoy: '1.15.0' }));
     await dataplane('dp2', sidecar(inbound('web')), insight({ meshDp: '1.0.4', envoy: '1.15.0', online: false }));

@@ -17,7 +17,7 @@ import {
 import type { ResourceChange, ResourceReader, StoredResource } from '@mesh/store';
 import { dataplaneContribution, type ProxyType } from './contribution.js';
 import { type ExternalServiceEntry, type MeshInsightSpec, MeshTally, type ServiceStat, type StatusCounts } from './mesh-tally.js';
-import { isConnected } from './status.js';
+import { isConnected, type DataplaneStatus } from './status.js';
 import type { StoredDataplane, StoredDataplaneInsight, StoredExternalService, Subscription } from './stored.js';
 
 export interface InsightAggregatorOptions {
@@ -161,6 +161,11 @@ export class InsightAggregator {
     let insight = this.meshInsights.get(spec);
     if (!insight) this.meshInsights.set(spec, (insight = { mesh, creationTime: tally.creationTime, modificationTime: tally.meshInsightTime, spec }));
     return insight;
+  }
+
+  /** A proxy's status as the mesh's counts have it (docs/insights.md, Status); undefined for a proxy they do not hold. */
+  dataplaneStatus(mesh: string, name: string): DataplaneStatus | undefined {
+    return this.meshes.get(mesh)?.dataplaneStatus(name);
   }
 
   /** The services of one mesh (or of all meshes), sorted by mesh then name; `nameContains` filters. */

@@ -168,6 +168,11 @@ export class MeshTally {
     return this.serviceChanges;
   }
 
+  /** A dataplane's status as the counts have it; undefined for one the mesh does not hold. */
+  dataplaneStatus(name: string): DataplaneStatus | undefined {
+    return this.contributions.get(name)?.status;
+  }
+
   /** Replaces a dataplane's contribution (undefined: the dataplane is gone). */
   setDataplane(name: string, next: DataplaneContribution | undefined, time: string): void {
     const previous = this.contributions.get(name);

@@ -93,19 +93,23 @@ const OpenApiDocumentSchema = component(
 
 const TextSchema = z.string();
 
+const documentTitle = (ctx: Pick<ApiContext, 'info'>) => `${ctx.info.product} control plane API`;
+
+/** The document `/openapi.json` serves for the routes of this table. */
+export function apiDocument(table: RouteTable, ctx: Pick<ApiContext, 'info'>): Record<string, unknown> {
+  return buildOpenApiDocument(table.routes(), {
+    title: documentTitle(ctx),
+    version: ctx.info.version,
+    description: 'The REST API of this control plane: resources of every kind, their insights and overviews, inspection, tokens. Conventions (errors, lists, names): docs/api.md in the repository.',
+  });
+}
+
 export function addApiDescriptionRoutes(table: RouteTable, ctx: ApiContext): void {
-  const title = `${ctx.info.product} control plane API`;
+  const title = documentTitle(ctx);
   // Built on first request, once every route is in the table.
   let json: string | undefined;
   let yaml: string | undefined;
-  const documentJson = () =>
-    (json ??= JSON.stringify(
-      buildOpenApiDocument(table.routes(), {
-        title,
-        version: ctx.info.version,
-        description: 'The REST API of this control plane: resources of every kind, their insights and overviews, inspection, tokens. Conventions (errors, lists, names): docs/api.md in the repository.',
-      }),
-    ));
+  const documentJson = () => (json ??= JSON.stringify(apiDocument(table, ctx)));
 
   table.add({
     method: 'GET',

@@ -338,6 +338,24 @@ describe('on a standalone control plane', () => {
       });
       expect((await api.get('/meshes/nowhere/dataplanes+insights')).body).toEqual({ total: 0, items: [], next: null });
     });
+
+    it('filters proxies by status as the mesh insight counts them, with the other filters, paged', async () => {
+      const list = async (query: string) => (await api.get(`/meshes/default/dataplanes/_overview?${query}`)).body;
+      const names = async (query: string) => (await list(query)).items.map((i: any) => i.name);
+      expect(await names('status=online')).toEqual(['edge', 'web-1']);
+      expect(await names('status=offline')).toEqual(['backend-1', 'kong', 'web-2']);
+      expect(await names('status=partially_degraded')).toEqual([]);
+      expect(await names('status=offline&gateway=false&tag=mesh.io/service:web')).toEqual(['web-2']);
+      expect((await api.get('/dataplanes+insights?status=offline')).body.items.map((i: any) => `${i.mesh}/${i.name}`)).toEqual(['default/backend-1', 'default/kong', 'default/web-2', 'other/api-1']);
+      const first = await list('status=offline&size=2');
+      expect(first).toMatchObject({ total: 3, items: [{ name: 'backend-1' }, { name: 'kong' }], next: `${api.url}/meshes/default/dataplanes/_overview?offset=${cursorOf({ mesh: 'default', name: 'kong' })}&size=2&status=offline` });
+      expect((await api.get(first.next.slice(api.url.length))).body).toMatchObject({ total: 3, items: [{ name: 'web-2' }], next: null });
+      expect(await list('status=offline&offset=1&size=1')).toMatchObject({ total: 3, items: [{ name: 'kong' }] });
+      expect(await api.get('/meshes/default/dataplanes/_overview?status=up')).toMatchObject({
+        status: 400,
+        body: { title: 'Could not retrieve resources', invalid_parameters: [{ field: 'status', reason: 'must be one of online, offline, partially_degraded, got up' }] },
+      });
+    });
   });
 
   describe('zone, zone ingress and zone egress overviews', () => {

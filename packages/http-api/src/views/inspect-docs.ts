@@ -9,7 +9,10 @@ import type { RouteDoc } from '../route-doc.js';
 const TAG = 'Inspection';
 
 const resourceKey = z.object({ mesh: z.string(), name: z.string() });
-const policiesByKind = z.record(z.string(), z.unknown()).meta({ description: 'By policy kind: the matched policies, each as `GET` of it returns it.' });
+const policyEntity = z.looseObject({ type: z.string(), mesh: z.string(), name: z.string() }).meta({ description: 'The policy as `GET` of it returns it.' });
+const policiesByKind = z.record(z.string(), z.array(policyEntity)).meta({ description: 'By policy kind: the matched policies, each as `GET` of it returns it.' });
+/** A builtin gateway's route destination (and listener) takes one policy of each kind. */
+const policyByKind = z.record(z.string(), policyEntity).meta({ description: 'By policy kind: the one matched policy, as `GET` of it returns it.' });
 
 const SidecarPoliciesSchema = z.object({
   kind: z.literal('SidecarDataplane'),
@@ -31,10 +34,10 @@ const GatewayPoliciesSchema = z.object({
     z.object({
       port: z.number().int(),
       protocol: z.string(),
-      hosts: z.array(z.object({ hostName: z.string(), routes: z.array(z.object({ route: z.string(), destinations: z.array(z.object({ tags: z.record(z.string(), z.string()), policies: policiesByKind })) })) })),
+      hosts: z.array(z.object({ hostName: z.string(), routes: z.array(z.object({ route: z.string(), destinations: z.array(z.object({ tags: z.record(z.string(), z.string()), policies: policyByKind })) })) })),
     }),
   ),
-  policies: policiesByKind.optional(),
+  policies: policyByKind.optional(),
 });
 
 const MatchedPoliciesSchema = component(

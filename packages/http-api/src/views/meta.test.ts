@@ -121,8 +121,8 @@ describe('GET /', () => {
     });
   });
 
-  // No GUI is served, so none is announced: the reference's `gui` key would point at a 404.
-  it('announces no GUI in any mode', async () => {
+  // Where no GUI is served none is announced: the reference's `gui` key would point at a 404 (src/gui.test.ts serves one).
+  it('announces no GUI in any mode when none is served', async () => {
     for (const options of [{ mode: 'global' }, { mode: 'zone', zoneName: 'zone-1' }] as const) {
       const root = await (await start(options)).get('/');
       expect(root.status).toBe(200);
@@ -133,7 +133,7 @@ describe('GET /', () => {
     }
   });
 
-  it('announces no GUI whatever apiServer.gui says', async () => {
+  it('announces no GUI from the configuration alone, without one to serve', async () => {
     const get = await serveWith({ effectiveConfig: { apiServer: { gui: { enabled: true, rootUrl: 'https://cp.example.com/ui', basePath: '/gui' } } } });
     const root = await get('/');
     expect(root.body).not.toHaveProperty('gui');

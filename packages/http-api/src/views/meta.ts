@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { callerOf } from '../access.js';
 import type { ApiContext } from '../context.js';
 import { sendJson } from '../errors.js';
+import { announcedGuiUrl } from '../gui.js';
 import { withOperation } from '../handler.js';
 import { API_DESCRIPTION_PATHS } from '../openapi/paths.js';
 import { component } from '../openapi/schemas.js';
@@ -65,12 +66,13 @@ export function addMetaRoutes(table: RouteTable, ctx: ApiContext): void {
 }
 
 /**
- * `tagline` is the reference's deprecated name for `product`. No GUI is served, so none is
- * announced (the reference's `gui` key); the API's own description is.
+ * `tagline` is the reference's deprecated name for `product`; `gui` says where the GUI is, and is
+ * left out when none is served (disabled, or not built). The API's own description follows.
  */
 function indexJson(ctx: ApiContext) {
   const { hostname, product, version, instanceId, clusterId } = ctx.info;
-  return { hostname, tagline: product, product, version, instanceId, clusterId, ...API_DESCRIPTION_PATHS };
+  const gui = announcedGuiUrl(ctx.gui);
+  return { hostname, tagline: product, product, version, instanceId, clusterId, ...(gui !== undefined ? { gui } : {}), ...API_DESCRIPTION_PATHS };
 }
 
 const IndexSchema = component(
@@ -82,6 +84,7 @@ const IndexSchema = component(
     version: z.string(),
     instanceId: z.string().meta({ description: 'A UUID per process.' }),
     clusterId: z.string().meta({ description: 'A UUID kept in the store across restarts.' }),
+    gui: z.string().optional().meta({ description: 'Where the web GUI is (`/gui`, or `apiServer.gui.rootUrl`); absent when none is served.' }),
     openapi: z.string().meta({ description: 'The OpenAPI document of this API.' }),
     docs: z.string().meta({ description: 'The interactive reference page of this API.' }),
   }),

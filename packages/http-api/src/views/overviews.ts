@@ -1,7 +1,8 @@
 // Overviews: a proxy or zone joined with its insight (`DataplaneOverview`, `ZoneOverview`, ...),
 // at `<path>/_overview`, `<path>/{name}/_overview` and the reference's older `dataplanes+insights`
 // style paths (docs/api.md, Lists). JSON is assembled from the stored texts.
-import { INSIGHT_LINKS, resourceNotFound, type InsightLink } from '@mesh/model';
+import type { DataplaneStatus } from '@mesh/insights';
+import { INSIGHT_LINKS, invalidResource, resourceNotFound, type InsightLink } from '@mesh/model';
 import type { StoredResource } from '@mesh/store';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
@@ -14,11 +15,14 @@ import { parseListFilter } from '../list-filters.js';
 import { AssembledPages, joinItems, sendCollection } from '../page-cache.js';
 import { exampleListParams, exampleOf, exampleParams } from '../openapi/examples.js';
 import { collectionOf, component, kindSchemas, LabelsSchema, timestamp } from '../openapi/schemas.js';
-import { nextPageUrl, parsePage } from '../pagination.js';
+import { nextPageUrl, pageOf, parsePage } from '../pagination.js';
+import { firstQueryValue } from '../query.js';
 import type { RouteDoc } from '../route-doc.js';
 import type { Params, RouteTable } from '../route-table.js';
 
 const lowerFirst = (name: string): string => name.charAt(0).toLowerCase() + name.slice(1);
+
+const DATAPLANE = 'Dataplane';
 
 /**
  * Each listed entity's overview, encoded, with the insight it was built with. Stored resources
@@ -50,11 +54,35 @@ function overviewJson(link: InsightLink, entity: StoredResource, insight: Stored
   return `${json}}`;
 }
 
+/** `status=` of a proxy list, in the spelling of the service insights' statuses. */
+const PROXY_STATUSES: Readonly<Record<string, DataplaneStatus>> = { online: 'online', offline: 'offline', partially_degraded: 'partiallyDegraded' };
+
+function parseStatusFilter(req: Request): DataplaneStatus | undefined {
+  const wanted = firstQueryValue(req.query.status);
+  if (wanted === undefined || wanted === '') return undefined;
+  if (!Object.hasOwn(PROXY_STATUSES, wanted)) throw invalidResource([{ field: 'status', message: `must be one of ${Object.keys(PROXY_STATUSES).join(', ')}, got ${wanted}` }]);
+  return PROXY_STATUSES[wanted];
+}
+
+/**
+ * A page of the entities the filters select. A status filter (proxies only) keeps those whose
+ * status, as the mesh's insight counts it, is the one asked for: every candidate of the other
+ * filters is read, and the page is cut from those that match.
+ */
+async function listEntities(ctx: ApiContext, link: InsightLink, template: string, req: Request, mesh: string | undefined) {
+  const page = parsePage(req);
+  const query = { type: link.entity.name, ...(mesh !== undefined ? { mesh } : {}), ...parseListFilter(req, link.entity, template) };
+  const status = link.entity.name === DATAPLANE ? parseStatusFilter(req) : undefined;
+  if (status === undefined) return { page, found: await ctx.manager.list({ ...query, ...page }) };
+  const candidates = await ctx.manager.list({ ...query, offset: 0, size: 0 });
+  const matching = candidates.items.filter((entity) => ctx.insights.dataplaneStatus(entity.mesh, entity.name) === status);
+  const { items, listed } = pageOf(matching, page, (entity) => entity);
+  return { page, found: { items: [...items], total: listed.total, start: listed.start } };
+}
+
 async function listOverviews(ctx: ApiContext, pages: AssembledPages, link: InsightLink, template: string, req: Request, res: Response, mesh: string | undefined) {
   requireAccess(callerOf(req), link.entity);
-  const page = parsePage(req);
-  const filter = parseListFilter(req, link.entity, template);
-  const found = await ctx.manager.list({ type: link.entity.name, ...(mesh !== undefined ? { mesh } : {}), ...filter, ...page });
+  const { page, found } = await listEntities(ctx, link, template, req, mesh);
   // The insights of the page's items, never the whole insight collection.
   const insights = await ctx.manager.getMany(link.insight, found.items);
   // A page polled again unchanged (same dataplanes, same insights) is sent as it was.
@@ -122,7 +150,12 @@ function overviewDocs(link: InsightLink): { list: (path: string) => RouteDoc; ge
       summary: `List ${link.entity.displayName} with their runtime state${path.includes('{mesh}') ? ' (one mesh)' : link.entity.scope === 'mesh' ? ' (every mesh)' : ''}`,
       description: `Each ${one} joined with its ${link.insight.singularDisplayName}. ${path.includes('_overview') ? '' : 'The older path of the same list.'}`.trim(),
       tag,
-      query: listFilterParameters(link.entity),
+      query: [
+        ...listFilterParameters(link.entity),
+        ...(link.entity.name === DATAPLANE
+          ? [{ name: 'status', description: 'Only the proxies of this status, as the mesh insight counts them (docs/insights.md, Status).', schema: z.enum(['online', 'offline', 'partially_degraded']) }]
+          : []),
+      ],
       responses: { 200: { description: 'A page of overviews.', schema: listSchema } },
       errors: [400],
       ...(example ? { example: { params: path.includes('{mesh}') ? exampleListParams(example) : {} } } : {}),

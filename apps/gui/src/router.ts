@@ -1,0 +1,28 @@
+// The GUI's pages, under the base path the control plane serves it at (history mode: the server
+// answers every page's URL with the app, docs/gui.md).
+import { createRouter, createWebHistory, type RouteRecordRaw } from 'vue-router';
+import type { GuiConfig } from './config.js';
+
+export const routes: RouteRecordRaw[] = [
+  { path: '/', name: 'home', component: () => import('./pages/HomePage.vue'), meta: { title: 'Home' } },
+  { path: '/meshes', name: 'meshes', component: () => import('./pages/MeshesPage.vue'), meta: { title: 'Meshes' } },
+  { path: '/meshes/:mesh', name: 'mesh', component: () => import('./pages/MeshPage.vue'), meta: { title: 'Mesh' } },
+  { path: '/meshes/:mesh/data-plane-proxies', name: 'dataplanes', component: () => import('./pages/DataplanesPage.vue'), meta: { title: 'Data plane proxies' } },
+  {
+    path: '/meshes/:mesh/data-plane-proxies/:name/:tab(overview|policies|config|stats|clusters)?',
+    name: 'dataplane',
+    component: () => import('./pages/DataplanePage.vue'),
+    meta: { title: 'Data plane proxy' },
+  },
+  { path: '/diagnostics', name: 'diagnostics', component: () => import('./pages/DiagnosticsPage.vue'), meta: { title: 'Diagnostics' } },
+  { path: '/sign-in', name: 'sign-in', component: () => import('./pages/SignInPage.vue'), meta: { title: 'Sign in' } },
+  { path: '/:path(.*)*', name: 'not-found', component: () => import('./pages/NotFoundPage.vue'), meta: { title: 'Not found' } },
+];
+
+export function createAppRouter(config: Pick<GuiConfig, 'basePath' | 'product'>) {
+  const router = createRouter({ history: createWebHistory(`${config.basePath}/`), routes });
+  router.afterEach((to) => {
+    document.title = `${typeof to.meta.title === 'string' ? to.meta.title : ''} · ${config.product}`;
+  });
+  return router;
+}

@@ -4,26 +4,19 @@
 // critical violation on it; a change made through the API shows on an open page; the serving
 // rules (cache lifetimes, security policy, history fallback, `GET /`) hold. Screenshots of every
 // page go to test-results/gui/.
-import { mkdirSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_DATAPLANE, clientDataplane, eventually, requireEnvoy, startApp, startMeshDataplane, type DataplaneProcess } from './testing/envoy.js';
+import { checkAndCapture, GuiBrowser, textOf, type OpenPage } from './testing/gui.js';
 import { freePort, startControlPlane, zoneOf } from './testing/process.js';
 import { callApi } from './testing/xds-fixtures.js';
 
 type Instance = Awaited<ReturnType<typeof startControlPlane>>;
 
 const envoy = requireEnvoy('gui');
-const screenshots = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'test-results', 'gui');
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let cp: Instance;
-let browser: Browser;
-let context: BrowserContext;
+let gui: GuiBrowser;
 const proxies: DataplaneProcess[] = [];
 const apps: Server[] = [];
 
@@ -80,75 +73,22 @@ beforeAll(async () => {
     'both Envoy proxies online',
     60_000,
   );
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  mkdirSync(screenshots, { recursive: true });
+  gui = await GuiBrowser.launch();
 }, 180_000);
 
-// A page left open by a failed test would hold one of the browser's six connections to the API.
 afterEach(async () => {
-  for (const page of context?.pages() ?? []) await page.close();
+  await gui?.closePages();
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await gui?.close();
   await Promise.all(proxies.map((proxy) => proxy.stop()));
   for (const server of apps) server.close();
   await cp?.stop();
 }, 60_000);
 
-interface OpenPage {
-  page: Page;
-  /** Console errors, uncaught exceptions, failed requests and error answers, as they came. */
-  problems: string[];
-}
-
-/** Opens a page of the GUI, watching for what must not happen. */
-async function open(path: string, baseUrl = cp.url): Promise<OpenPage> {
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`));
-  // Leaving a page aborts its change stream: that is no failure.
-  page.on('requestfailed', (request) => {
-    if (request.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`failed: ${request.url()} ${request.failure()?.errorText}`);
-  });
-  page.on('response', (response) => {
-    if (response.status() >= 400) problems.push(`${response.status()}: ${response.url()}`);
-  });
-  await page.goto(`${baseUrl}/gui${path}`);
-  return { page, problems };
-}
-
-/** Waits until the element's text, trimmed, passes the check. */
-async function textOf(page: Page, selector: string, check: (text: string) => boolean, timeoutMs = 30_000): Promise<string> {
-  return eventually(async () => ((await page.locator(selector).first().textContent({ timeout: 1000 })) ?? '').trim(), check, `${selector} on ${page.url()}`, timeoutMs);
-}
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function accessibilityViolations(page: Page): Promise<string[]> {
-  // Evaluated through the browser's debugging protocol, which the page's security policy does not govern.
-  await page.evaluate(axeSource);
-  // Expressions run in the page, as text: this package's types know no DOM.
-  return page.evaluate<string[]>(`axe.run(document).then((result) => result.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => violation.id + ' (' + violation.impact + '): ' + JSON.stringify(violation.nodes.map((node) => node.target))))`);
-}
-
-/**
- * The checks of every page once its data shows: live (or, for a page of nothing that changes,
- * without a connection), accessible, nothing failed; then its screenshot.
- */
-async function checkAndCapture(opened: OpenPage, name: string, liveState: 'live' | 'idle' = 'live'): Promise<void> {
-  const { page, problems } = opened;
-  await page.locator(`.live[data-state="${liveState}"]`).waitFor({ timeout: 30_000 });
-  expect(await accessibilityViolations(page), name).toEqual([]);
-  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
-  expect(problems, name).toEqual([]);
-  await page.close();
-}
+/** Opens a page of the GUI, at its path under the GUI's base path. */
+const open = (path: string, baseUrl = cp.url): Promise<OpenPage> => gui.open(`${baseUrl}/gui${path}`);
 
 describe.skipIf(!envoy)('the GUI in Chromium', () => {
   it('shows the home page: proxies by type and status, services, policies, meshes', async () => {

@@ -3,7 +3,7 @@
 // by `mesh-dp` on real Envoy, so stats and clusters are Envoy's own answers through the control plane.
 import { execFile } from 'node:child_process';
 import type { Server } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,21 +17,10 @@ const MESHCTL = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'mai
 const run = promisify(execFile);
 const envoy = requireEnvoy('meshctl inspect.e2e');
 
-const INGRESS = `type: ZoneIngress
-name: {{ name }}
-networking:
-  address: 127.0.0.1
-  port: {{ port }}
-  advertisedAddress: 127.0.0.1
-  advertisedPort: {{ port }}
-`;
-
-const EGRESS = `type: ZoneEgress
-name: {{ name }}
-networking:
-  address: 127.0.0.1
-  port: {{ port }}
-`;
+/** The repository's example templates (examples/README.md), as operators use them. */
+const EXAMPLES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'examples', 'dataplanes');
+const INGRESS = readFileSync(join(EXAMPLES, 'ingress.yaml'), 'utf8');
+const EGRESS = readFileSync(join(EXAMPLES, 'egress.yaml'), 'utf8');
 
 let cp: Awaited<ReturnType<typeof startControlPlane>>;
 let configFile: string;
@@ -72,7 +61,7 @@ const zoneProxy = async (template: string, name: string, proxyType: string) =>
     caCertFile: join(cp.workDir, 'mesh-cp.crt'),
     token: await zoneToken(proxyType),
     template,
-    vars: { name, port: String(await freePort()) },
+    vars: { name, address: '127.0.0.1', advertisedAddress: '127.0.0.1', port: String(await freePort()) },
     extraArgs: ['--proxy-type', proxyType],
   });
 

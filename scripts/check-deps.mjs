@@ -31,8 +31,9 @@ const ALLOWED = {
   '@mesh/global': ['@mesh/control-plane'],
   // The command-line client speaks HTTP only: it reads the kind registry, nothing else of ours.
   '@mesh/meshctl': ['@mesh/model'],
-  // The data plane runner speaks HTTP to the control plane and starts Envoy: nothing of ours.
-  '@mesh/dp': [],
+  // The data plane runner speaks HTTP to the control plane and starts Envoy: of ours, it reads the
+  // product's version, which every binary reports alike.
+  '@mesh/dp': ['@mesh/model'],
   // The web GUI runs in a browser and speaks HTTP to the API: nothing of ours at run time.
   '@mesh/gui': [],
 };

@@ -16,6 +16,8 @@ export const routes: RouteRecordRaw[] = [
   },
   { path: '/diagnostics', name: 'diagnostics', component: () => import('./pages/DiagnosticsPage.vue'), meta: { title: 'Diagnostics' } },
   { path: '/sign-in', name: 'sign-in', component: () => import('./pages/SignInPage.vue'), meta: { title: 'Sign in' } },
+  { path: '/zones', name: 'zones', component: () => import('./pages/zones/ZonesPage.vue'), meta: { title: 'Zones' } },
+  { path: '/zones/:zone', name: 'zone', component: () => import('./pages/zones/ZonePage.vue'), meta: { title: 'Zone' } },
   { path: '/:path(.*)*', name: 'not-found', component: () => import('./pages/NotFoundPage.vue'), meta: { title: 'Not found' } },
 ];
 

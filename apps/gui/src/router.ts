@@ -14,6 +14,8 @@ export const routes: RouteRecordRaw[] = [
     component: () => import('./pages/DataplanePage.vue'),
     meta: { title: 'Data plane proxy' },
   },
+  { path: '/meshes/:mesh/policies', name: 'policies', component: () => import('./pages/policies/PoliciesPage.vue'), meta: { title: 'Policies' } },
+  { path: '/meshes/:mesh/policies/:kind/:name', name: 'policy', component: () => import('./pages/policies/PolicyPage.vue'), meta: { title: 'Policy' } },
   { path: '/diagnostics', name: 'diagnostics', component: () => import('./pages/DiagnosticsPage.vue'), meta: { title: 'Diagnostics' } },
   { path: '/sign-in', name: 'sign-in', component: () => import('./pages/SignInPage.vue'), meta: { title: 'Sign in' } },
   { path: '/zones', name: 'zones', component: () => import('./pages/zones/ZonesPage.vue'), meta: { title: 'Zones' } },

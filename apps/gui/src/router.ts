@@ -14,6 +14,8 @@ export const routes: RouteRecordRaw[] = [
     component: () => import('./pages/DataplanePage.vue'),
     meta: { title: 'Data plane proxy' },
   },
+  { path: '/meshes/:mesh/services', name: 'services', component: () => import('./pages/services/ServicesPage.vue'), meta: { title: 'Services' } },
+  { path: '/meshes/:mesh/services/:service', name: 'service', component: () => import('./pages/services/ServicePage.vue'), meta: { title: 'Service' } },
   { path: '/diagnostics', name: 'diagnostics', component: () => import('./pages/DiagnosticsPage.vue'), meta: { title: 'Diagnostics' } },
   { path: '/sign-in', name: 'sign-in', component: () => import('./pages/SignInPage.vue'), meta: { title: 'Sign in' } },
   { path: '/:path(.*)*', name: 'not-found', component: () => import('./pages/NotFoundPage.vue'), meta: { title: 'Not found' } },

@@ -16,6 +16,7 @@ export const routes: RouteRecordRaw[] = [
   },
   { path: '/meshes/:mesh/services', name: 'services', component: () => import('./pages/services/ServicesPage.vue'), meta: { title: 'Services' } },
   { path: '/meshes/:mesh/services/:service', name: 'service', component: () => import('./pages/services/ServicePage.vue'), meta: { title: 'Service' } },
+  { path: '/meshes/:mesh/gateways', name: 'gateways', component: () => import('./pages/gateways/GatewaysPage.vue'), meta: { title: 'Gateways' } },
   { path: '/diagnostics', name: 'diagnostics', component: () => import('./pages/DiagnosticsPage.vue'), meta: { title: 'Diagnostics' } },
   { path: '/sign-in', name: 'sign-in', component: () => import('./pages/SignInPage.vue'), meta: { title: 'Sign in' } },
   { path: '/:path(.*)*', name: 'not-found', component: () => import('./pages/NotFoundPage.vue'), meta: { title: 'Not found' } },

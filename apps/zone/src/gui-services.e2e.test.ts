@@ -1,5 +1,5 @@
-// End to end: the GUI's services pages (docs/gui.md, Services) in real Chromium against the built
-// mesh-zone binary, with proxies held online by ADS test clients. Each page opens with its data,
+// End to end: the GUI's services and gateways pages (docs/gui.md, Services, Gateways) in real
+// Chromium against the built mesh-zone binary, with proxies held online by ADS test clients. Each page opens with its data,
 // passes `checkAndCapture`, and shows a change made through the API without a reload.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdsClient, TYPE } from './testing/ads-client.js';
@@ -26,6 +26,8 @@ const externalService = (name: string, address: string, tags: Record<string, str
   tags: { 'mesh.io/service': name, ...tags },
 });
 
+const delegatedGateway = (name: string, address: string) => ({ type: 'Dataplane', mesh: 'default', name, networking: { address, gateway: { tags: { 'mesh.io/service': 'kong' } } } });
+
 beforeAll(async () => {
   let dpAddress: string;
   ({ cp, dpAddress } = await startWithPlaintextDpServer({ MESH_DP_SERVER_AUTHN_DP_PROXY_TYPE: 'none', MESH_XDS_SERVER_DATAPLANE_STATUS_FLUSH_INTERVAL: '500ms' }));
@@ -34,8 +36,24 @@ beforeAll(async () => {
   await put('/meshes/default/dataplanes/backend-2', sidecar('backend-2', '10.0.0.3', 'backend'));
   await put('/meshes/default/dataplanes/billing-1', sidecar('billing-1', '10.0.0.4', 'billing'));
   await put('/meshes/default/external-services/httpbin', externalService('httpbin', 'httpbin.org:443', { 'mesh.io/protocol': 'http' }));
+  await put('/meshes/default/meshgateways/edge', {
+    type: 'MeshGateway',
+    mesh: 'default',
+    name: 'edge',
+    selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+    conf: { listeners: [{ port: 8080, protocol: 'HTTP' }] },
+  });
+  await put('/meshes/default/dataplanes/edge-1', { type: 'Dataplane', mesh: 'default', name: 'edge-1', networking: { address: '10.0.0.10', gateway: { type: 'BUILTIN', tags: { 'mesh.io/service': 'edge' } } } });
+  await put('/meshes/default/meshgatewayroutes/edge-to-backend', {
+    type: 'MeshGatewayRoute',
+    mesh: 'default',
+    name: 'edge-to-backend',
+    selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+    conf: { http: { rules: [{ matches: [{ path: { match: 'PREFIX', value: '/' } }], backends: [{ destination: { 'mesh.io/service': 'backend' } }] }] } },
+  });
+  await put('/meshes/default/dataplanes/kong-1', delegatedGateway('kong-1', '10.0.0.11'));
   // web-1 and backend-1 online: web is online, backend partially degraded, billing offline.
-  for (const name of ['web-1', 'backend-1']) {
+  for (const name of ['web-1', 'backend-1', 'edge-1']) {
     const client = new AdsClient({ address: dpAddress, nodeId: `default.${name}` });
     client.request({ typeUrl: TYPE.cluster });
     await client.next(TYPE.cluster, 1);
@@ -100,5 +118,27 @@ describe('the services pages of the GUI in Chromium', () => {
     await again.page.getByRole('link', { name: 'backend-1' }).click();
     await again.page.getByRole('heading', { name: /backend-1/ }).waitFor();
     expect(again.problems).toEqual([]);
+  });
+
+  it('shows the builtin gateways with their listeners, routes and proxies, and the delegated gateways', async () => {
+    const opened = await open('/meshes/default/gateways');
+    const { page } = opened;
+    expect(await textOf(page, '[data-testid="listener-edge-8080"]', (text) => text.includes('edge-to-backend'))).toMatch(/^8080\s*HTTP\s*\*/);
+    expect(await textOf(page, '[data-testid="gateway-edge"] [data-testid="gateway-proxies"]', (text) => text.includes('edge-1'))).toMatch(/edge-1\s*Online/);
+    expect(await textOf(page, '[data-testid="delegated-kong-1"]', (text) => text.includes('Offline'))).toContain('10.0.0.11');
+    expect(await page.locator('[data-testid^="delegated-"]').count()).toBe(1);
+
+    // Changes through the API show without a reload: a listener added, a delegated gateway registered.
+    await put('/meshes/default/meshgateways/edge', {
+      type: 'MeshGateway',
+      mesh: 'default',
+      name: 'edge',
+      selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+      conf: { listeners: [{ port: 8080, protocol: 'HTTP' }, { port: 9090, protocol: 'TCP', hostname: 'tcp.example.com' }] },
+    });
+    expect(await textOf(page, '[data-testid="listener-edge-9090"]', (text) => text.includes('tcp.example.com'))).toContain('TCP');
+    await put('/meshes/default/dataplanes/kong-2', delegatedGateway('kong-2', '10.0.0.12'));
+    expect(await textOf(page, '[data-testid="delegated-kong-2"]', (text) => text.includes('10.0.0.12'))).toContain('kong');
+    await checkAndCapture(opened, 'gateways');
   });
 });

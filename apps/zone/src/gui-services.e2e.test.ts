@@ -80,7 +80,7 @@ afterAll(async () => {
 
 const open = (path: string): Promise<OpenPage> => gui.open(`${cp.url}/gui${path}`);
 
-describe('the services pages of the GUI in Chromium', () => {
+describe('the services and gateways pages of the GUI in Chromium', () => {
   it('lists the services of a mesh with their status and proxies online, and the external services apart', async () => {
     const opened = await open('/meshes/default/services');
     const { page } = opened;

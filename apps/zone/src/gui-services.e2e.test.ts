@@ -6,17 +6,14 @@ import { AdsClient, TYPE } from './testing/ads-client.js';
 import { eventually } from './testing/envoy.js';
 import { checkAndCapture, GuiBrowser, textOf, type OpenPage } from './testing/gui.js';
 import type { ControlPlaneProcess } from './testing/process.js';
-import { callApi, sidecar, startWithPlaintextDpServer } from './testing/xds-fixtures.js';
+import { callApi, sidecar, startWithPlaintextDpServer, putResource } from './testing/xds-fixtures.js';
 
 let cp: ControlPlaneProcess;
 let gui: GuiBrowser;
 const clients: AdsClient[] = [];
 
 const api = (method: string, path: string, body?: unknown) => callApi(cp.url, method, path, body);
-async function put(path: string, body: Record<string, unknown>): Promise<void> {
-  const reply = await api('PUT', path, body);
-  expect([200, 201], `PUT ${path}: ${reply.text}`).toContain(reply.status);
-}
+const put = (path: string, body: Record<string, unknown>) => putResource(cp.url, path, body);
 
 const externalService = (name: string, address: string, tags: Record<string, string>) => ({
   type: 'ExternalService',

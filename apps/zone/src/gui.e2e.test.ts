@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_DATAPLANE, clientDataplane, eventually, requireEnvoy, startApp, startMeshDataplane, type DataplaneProcess } from './testing/envoy.js';
 import { checkAndCapture, GuiBrowser, textOf, type OpenPage } from './testing/gui.js';
 import { freePort, startControlPlane, zoneOf } from './testing/process.js';
-import { callApi } from './testing/xds-fixtures.js';
+import { callApi, putResource } from './testing/xds-fixtures.js';
 
 type Instance = Awaited<ReturnType<typeof startControlPlane>>;
 
@@ -21,10 +21,7 @@ const proxies: DataplaneProcess[] = [];
 const apps: Server[] = [];
 
 const api = (method: string, path: string, body?: unknown) => callApi(cp.url, method, path, body);
-async function put(path: string, body: Record<string, unknown>): Promise<void> {
-  const reply = await api('PUT', path, body);
-  expect([200, 201], `PUT ${path}: ${reply.text}`).toContain(reply.status);
-}
+const put = (path: string, body: Record<string, unknown>) => putResource(cp.url, path, body);
 
 const sidecar = (name: string, address: string, service: string) => ({
   type: 'Dataplane',

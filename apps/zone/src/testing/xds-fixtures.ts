@@ -1,5 +1,6 @@
 // What the end-to-end tests of the data plane server share: JSON calls to a control plane's API
 // and the sidecars they register.
+import { expect } from 'vitest';
 import { freePort, startControlPlane } from './process.js';
 
 /** A JSON call to the API at `base`: the status, the body as text, and parsed when it is JSON. */
@@ -11,6 +12,12 @@ export async function callApi(base: string, method: string, path: string, body?:
   });
   const text = await res.text();
   return { status: res.status, text, json: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : undefined };
+}
+
+/** Creates or replaces a resource through the API at `base`, expecting 200 or 201. */
+export async function putResource(base: string, path: string, body: Record<string, unknown>): Promise<void> {
+  const reply = await callApi(base, 'PUT', path, body);
+  expect([200, 201], `PUT ${path}: ${reply.text}`).toContain(reply.status);
 }
 
 /** A sidecar of `service` at `address` (inbound 8080, HTTP), calling `outbound` from port 10001 on. */

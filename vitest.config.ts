@@ -26,6 +26,10 @@ const folders = ['packages', 'apps'].flatMap((parent) =>
 
 export default defineConfig({
   test: {
+    // Two files at a time even on two cores: the end-to-end files spend most of their time waiting
+    // on processes they started (control planes, Envoy, Chromium). Their ports come from a range
+    // per worker (apps/zone/src/testing/process.ts).
+    maxWorkers: 2,
     projects: [
       ...folders.map(projectOf),
       // The REST API suite once more, every test store a database on a private PostgreSQL server.

@@ -12,29 +12,35 @@ export const BINARIES = {
   'mesh-global': join(repoRoot, 'apps', 'global', 'dist', 'main.js'),
 } as const;
 
-function anyFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Test files run in parallel workers (vitest.config.ts), and a port probed free here is bound by a
+ * child process only later. Each worker therefore takes ports from its own range below the
+ * system's ephemeral ports (32768 and up on Linux), which listeners on port 0 and outgoing
+ * connections draw from: no other worker, and no port the system hands out, can take it in between.
+ */
+const PORTS_PER_WORKER = 2_500;
+const FIRST_TEST_PORT = 20_000;
+const WORKER_RANGES = 5;
+const workerIndex = (Number(process.env.VITEST_POOL_ID ?? '1') - 1) % WORKER_RANGES;
+let nextPort = FIRST_TEST_PORT + workerIndex * PORTS_PER_WORKER;
+const lastPort = nextPort + PORTS_PER_WORKER;
+
+/** Whether nothing listens on the port, on any address. */
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
   });
 }
 
-/** Ports handed out by this test process: one not bound yet may be offered again by the system. */
-const handedOut = new Set<number>();
-
 /** A free port on loopback, never one this process was given before (ports taken in a row for one proxy must differ). */
 export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await anyFreePort();
-    if (handedOut.has(port)) continue;
-    handedOut.add(port);
-    return port;
+  while (nextPort < lastPort) {
+    const port = nextPort++;
+    if (await isFree(port)) return port;
   }
+  throw new Error(`every test port from ${lastPort - PORTS_PER_WORKER} to ${lastPort - 1} of this worker is taken`);
 }
 
 export interface ControlPlaneProcess {

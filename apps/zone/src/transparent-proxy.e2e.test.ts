@@ -140,7 +140,7 @@ async function startProxy(name: string, run: ProxyRun): Promise<void> {
     '--envoy-log-level',
     'warning',
   ];
-  started(name, run.namespace.spawn(command!, args, { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  started(name, run.namespace.spawn(command, args, { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 async function dataplaneToken(name: string): Promise<string> {

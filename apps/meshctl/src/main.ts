@@ -621,9 +621,9 @@ program
   .action((options: { dryRun?: boolean; verbose?: boolean }) => {
     if (!options.dryRun) requireRoot('meshctl uninstall transparent-proxy');
     const removals = planUninstall();
+    if (removals.length === 0) return print('Transparent proxy is not installed: nothing to remove\n');
     if (options.dryRun || options.verbose) print(describeRules(removals));
     if (options.dryRun) return;
-    if (removals.length === 0) return print('Transparent proxy is not installed: nothing to remove\n');
     uninstall(removals);
     print('Transparent proxy cleaned up successfully\n');
   });

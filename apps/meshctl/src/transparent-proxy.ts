@@ -311,14 +311,13 @@ export function install(rules: RulesByFamily): void {
   }
 }
 
-/** What uninstalling would remove, for each family whose iptables is installed. */
+/** What uninstalling would remove: of IPv4, and of IPv6 where ip6tables is there and answers. */
 export function planUninstall(): RulesByFamily {
-  const families: IpFamily[] = [4, 6];
   if (!run(TOOLS[4].save, ['--version']).ok) throw new UserError(`Error: ${TOOLS[4].save} was not found on PATH: install iptables`);
-  return families
-    .filter((family) => family === 4 || run(TOOLS[family].save, ['--version']).ok)
-    .map((family) => ({ family, input: removalInput(saved(family)) }))
-    .filter(({ input }) => input !== '');
+  const removals: RulesByFamily = [{ family: 4, input: removalInput(saved(4)) }];
+  const ipv6 = run(TOOLS[6].save, []);
+  if (ipv6.ok) removals.push({ family: 6, input: removalInput(ipv6.stdout) });
+  return removals.filter(({ input }) => input !== '');
 }
 
 export function uninstall(removals: RulesByFamily): void {

@@ -21,7 +21,8 @@ if (refused) console.warn(`skipped: transparent-proxy.e2e: ${refused}`);
 const envoy = refused ? undefined : requireEnvoy('transparent-proxy.e2e');
 
 /** The user the client's proxy runs as. */
-const PROXY_USER = { name: 'nobody', uid: 65534, gid: 65534 };
+const PROXY_USER = { name: 'nobody', uid: 0, gid: 0 };
+/** Each namespace is a host of its own: the defaults are free there (Envoy's admin port is the Dataplane's default). */
 const PORTS = { api: 5681, diagnostics: 5680, dpServer: 5678, backendApp: 8080, backendInbound: 9000, webInbound: 7000, webApp: 7001, admin: 9901 };
 const CLIENT_REACHES_BACKEND = {
   url: 'http://240.0.0.10/',
@@ -60,7 +61,7 @@ async function request(namespace: NetworkNamespace, method: string, url: string,
     });`;
   const ran = await namespace.run(process.execPath, ['-e', script, method, url], { input: body === undefined ? '' : JSON.stringify(body) });
   const newline = ran.stdout.indexOf('\n');
-  return { status: Number(ran.stdout.slice(0, newline)), text: newline < 0 ? ran.stderr : ran.stdout.slice(newline + 1) };
+  return newline < 0 ? { status: 0, text: ran.stderr } : { status: Number(ran.stdout.slice(0, newline)), text: ran.stdout.slice(newline + 1) };
 }
 
 const api = (method: string, path: string, body?: unknown) => request(server, method, `http://127.0.0.1:${PORTS.api}${path}`, body);
@@ -98,7 +99,6 @@ interface ProxyRun {
   dataplane: { name: string; networking: object };
   token: string;
   cpAddress: string;
-  adminPort: number;
   /** Runs mesh-dp and Envoy as this user, in a directory of its own. */
   user?: typeof PROXY_USER;
 }
@@ -127,8 +127,6 @@ async function startProxy(name: string, run: ProxyRun): Promise<void> {
     'default',
     '--dataplane-token-file',
     join(dir, 'token'),
-    '--admin-port',
-    String(run.adminPort),
     '--binary-path',
     binary,
     '--config-dir',
@@ -156,6 +154,8 @@ let firewallBefore: string;
 
 beforeAll(async () => {
   if (refused || !envoy) return;
+  PROXY_USER.uid = Number(execFileSync('id', ['-u', PROXY_USER.name], { encoding: 'utf8' }));
+  PROXY_USER.gid = Number(execFileSync('id', ['-g', PROXY_USER.name], { encoding: 'utf8' }));
   server = createNamespace('mesh-tp-srv');
   client = createNamespace('mesh-tp-cli');
   addresses = connect(server, client, '10.231.0');
@@ -181,7 +181,6 @@ beforeAll(async () => {
   await startProxy('backend proxy', {
     namespace: server,
     cpAddress: `https://127.0.0.1:${PORTS.dpServer}`,
-    adminPort: PORTS.admin,
     token: await dataplaneToken('backend-1'),
     dataplane: {
       name: 'backend-1',
@@ -195,7 +194,6 @@ beforeAll(async () => {
   await startProxy('client proxy', {
     namespace: client,
     cpAddress: `https://${addresses.a}:${PORTS.dpServer}`,
-    adminPort: PORTS.admin,
     token: await dataplaneToken('web-1'),
     user: PROXY_USER,
     dataplane: {

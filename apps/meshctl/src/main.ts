@@ -8,6 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { ApiClient, describeApiError } from './client.js';
 import { configPath, currentControlPlane, readClientConfig, UserError, writeClientConfig, type ClientConfig } from './config.js';
 import { ago, type DataplanePolicies, kindColumns, policiesText, structured, table, TableStream, type ApiResource, type Format } from './output.js';
+import { DEFAULT_SETTINGS, describeRules, install, planInstall, planUninstall, requireRoot, uidOfUser, uninstall, type RedirectSettings } from './transparent-proxy.js';
 
 /** What `--version` prints, and the first line of `version`, as the reference's CLI prints them. */
 const CLIENT_VERSION_LINE = `Client: ${PRODUCT} ${PRODUCT_VERSION}`;
@@ -526,6 +527,106 @@ function tagMap(pairs: string[] | undefined): Record<string, string[]> {
   }
   return tags;
 }
+
+// --- transparent proxy ---------------------------------------------------------------------------
+
+/** A port option's value; `allowZero` for the ones where 0 turns something off. */
+function portOption(flag: string, value: string, allowZero = false): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535 || (port === 0 && !allowZero)) throw new UserError(`Error: ${flag} must be a port number (${allowZero ? 0 : 1}-65535), got "${value}"`);
+  return port;
+}
+
+const portList = (flag: string, value: string | undefined): number[] =>
+  (value ?? '')
+    .split(',')
+    .map((port) => port.trim())
+    .filter((port) => port !== '')
+    .map((port) => portOption(flag, port));
+
+interface InstallTransparentProxyOptions {
+  meshDpUser?: string;
+  meshDpUid?: string;
+  redirectOutboundPort: string;
+  redirectInboundPort: string;
+  redirectInboundPortV6: string;
+  excludeInboundPorts?: string;
+  excludeOutboundPorts?: string;
+  redirectDns?: boolean;
+  redirectAllDnsTraffic?: boolean;
+  redirectDnsPort: string;
+  skipDnsConntrackZoneSplit?: boolean;
+  dryRun?: boolean;
+  verbose?: boolean;
+}
+
+function redirectSettings(options: InstallTransparentProxyOptions): RedirectSettings {
+  if (options.redirectDns && options.redirectAllDnsTraffic) throw new UserError('Error: give one of --redirect-dns and --redirect-all-dns-traffic');
+  let uid: number;
+  if (options.meshDpUid !== undefined) {
+    if (!/^\d+$/.test(options.meshDpUid)) throw new UserError(`Error: --mesh-dp-uid must be a user id (a number), got "${options.meshDpUid}"`);
+    uid = Number(options.meshDpUid);
+  } else if (options.meshDpUser !== undefined) {
+    uid = uidOfUser(options.meshDpUser);
+  } else {
+    throw new UserError('Error: give the user mesh-dp runs as with --mesh-dp-user or --mesh-dp-uid');
+  }
+  return {
+    uid,
+    outboundPort: portOption('--redirect-outbound-port', options.redirectOutboundPort),
+    inboundPort: portOption('--redirect-inbound-port', options.redirectInboundPort),
+    inboundPortV6: portOption('--redirect-inbound-port-v6', options.redirectInboundPortV6, true),
+    excludeInboundPorts: portList('--exclude-inbound-ports', options.excludeInboundPorts),
+    excludeOutboundPorts: portList('--exclude-outbound-ports', options.excludeOutboundPorts),
+    dns: options.redirectAllDnsTraffic ? 'all' : options.redirectDns ? 'name-servers' : 'off',
+    dnsPort: portOption('--redirect-dns-port', options.redirectDnsPort),
+    dnsConntrackZoneSplit: !options.skipDnsConntrackZoneSplit,
+  };
+}
+
+program
+  .command('install')
+  .description('set up this host for the mesh')
+  .command('transparent-proxy')
+  .description("redirect this host's TCP traffic (and DNS) through its proxy with iptables rules; run as root")
+  .option('--mesh-dp-user <user>', 'the user mesh-dp and Envoy run as: their own traffic is not redirected')
+  .option('--mesh-dp-uid <uid>', 'the user id mesh-dp and Envoy run as (instead of --mesh-dp-user)')
+  .option('--redirect-outbound-port <port>', "the proxy's outbound port (its Dataplane's networking.transparentProxying.redirectPortOutbound)", String(DEFAULT_SETTINGS.outboundPort))
+  .option('--redirect-inbound-port <port>', "the proxy's inbound port (redirectPortInbound)", String(DEFAULT_SETTINGS.inboundPort))
+  .option('--redirect-inbound-port-v6 <port>', 'the inbound port of IPv6 traffic (redirectPortInboundV6); 0 leaves IPv6 alone', String(DEFAULT_SETTINGS.inboundPortV6))
+  .option('--exclude-inbound-ports <ports>', 'comma-separated inbound ports not redirected')
+  .option('--exclude-outbound-ports <ports>', 'comma-separated outbound ports not redirected')
+  .option('--redirect-dns', "redirect DNS queries to the name servers of /etc/resolv.conf to mesh-dp's resolver")
+  .option('--redirect-all-dns-traffic', "redirect every DNS query to mesh-dp's resolver")
+  .option('--redirect-dns-port <port>', "the port of mesh-dp's resolver", String(DEFAULT_SETTINGS.dnsPort))
+  .option('--skip-dns-conntrack-zone-split', 'do not keep redirected DNS flows in their own conntrack zone')
+  .option('--dry-run', 'print the rules (iptables-restore input) and change nothing')
+  .option('--verbose', 'print the rules as they are applied')
+  .action((options: InstallTransparentProxyOptions) => {
+    if (!options.dryRun) requireRoot('meshctl install transparent-proxy');
+    const rules = planInstall(redirectSettings(options));
+    if (options.dryRun || options.verbose) print(describeRules(rules));
+    if (options.dryRun) return;
+    install(rules);
+    print('# Transparent proxy set up successfully, you can now run mesh-dp using transparent-proxy.\n');
+  });
+
+program
+  .command('uninstall')
+  .description('undo what install did')
+  .command('transparent-proxy')
+  .description('remove the iptables rules and chains install transparent-proxy added; run as root')
+  .option('--dry-run', 'print what would be removed (iptables-restore input) and change nothing')
+  .option('--verbose', 'print what is removed')
+  .action((options: { dryRun?: boolean; verbose?: boolean }) => {
+    if (!options.dryRun) requireRoot('meshctl uninstall transparent-proxy');
+    const removals = planUninstall();
+    if (removals.length === 0) return print('Transparent proxy is not installed: nothing to remove\n');
+    if (options.dryRun || options.verbose) print(describeRules(removals));
+    if (options.dryRun) return;
+    uninstall(removals);
+    print('Transparent proxy cleaned up successfully\n');
+  });
 
 // --- version, completion ------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ const SETTINGS: HdsSettings = {
   checkDefaults: { timeoutMs: 2000, intervalMs: 1000, noTrafficIntervalMs: 1000, healthyThreshold: 1, unhealthyThreshold: 1 },
 };
 
-const dataplane = (inbound: unknown[]): DataplaneSpec => dataplaneKind.schema.parse({ networking: { address: '10.0.0.1', inbound } }) as DataplaneSpec;
+const dataplane = (inbound: unknown[]): DataplaneSpec => dataplaneKind.schema.parse({ networking: { address: '10.0.0.1', inbound } });
 
 const BACKEND = dataplane([
   { port: 10001, servicePort: 8080, serviceProbe: { interval: '3s', timeout: '500ms', unhealthyThreshold: 4, tcp: {} }, tags: { 'mesh.io/service': 'backend' } },
@@ -81,7 +81,7 @@ describe('withReportedHealth', () => {
     expect(down?.networking?.inbound?.map((inbound) => inbound.health)).toEqual([{ ready: false }, { ready: true }, undefined]);
     // The same report again changes nothing (stored, `ready: false` is left out): nothing is written.
     expect(withReportedHealth(down!, reportedHealth(report({ 'inbound_app:10.0.0.1:8080': ['UNHEALTHY'] })))).toBeUndefined();
-    const asStored = dataplaneKind.schema.parse(down) as DataplaneSpec;
+    const asStored = dataplaneKind.schema.parse(down);
     expect(asStored.networking?.inbound?.[0]?.health).toEqual({});
     expect(withReportedHealth(asStored, reportedHealth(report({ 'inbound_app:10.0.0.1:8080': ['UNHEALTHY'] })))).toBeUndefined();
     // Not checked yet (UNKNOWN, the zero value left off the wire) counts as healthy.

@@ -52,7 +52,7 @@ const CODECS = {
   sotw: { decode: decodeDiscoveryRequest, write: writeDiscoveryResponse } satisfies Codec<DiscoveryRequest, DiscoveryResponse>,
   delta: { decode: decodeDeltaDiscoveryRequest, write: writeDeltaDiscoveryResponse } satisfies Codec<DeltaDiscoveryRequest, DeltaDiscoveryResponse>,
   hds: {
-    decode: (bytes: Buffer) => decodeMessage('envoy.service.health.v3.HealthCheckRequestOrEndpointHealthResponse', bytes) as HealthStreamMessage,
+    decode: (bytes: Buffer): HealthStreamMessage => decodeMessage('envoy.service.health.v3.HealthCheckRequestOrEndpointHealthResponse', bytes),
     write: writeHealthCheckSpecifier,
   } satisfies Codec<HealthStreamMessage, HealthCheckSpecifier>,
 };

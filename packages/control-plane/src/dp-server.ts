@@ -1,5 +1,5 @@
 // The data plane server of a zone or standalone control plane (docs/xds.md), from the
-// configuration: `dpServer.*`, `bootstrapServer.params.*`, `xdsServer.*`, `metrics.dataplane.*`.
+// configuration: `dpServer.*` (health discovery included), `bootstrapServer.params.*`, `xdsServer.*`, `metrics.dataplane.*`.
 import { parseDurationNanos, type Mode } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
@@ -71,6 +71,18 @@ export async function startDpServer(deps: DpServerDependencies): Promise<Datapla
       xdsHost: params.xdsHost,
       xdsPort: params.xdsPort,
       xdsConnectTimeout: `${millis(params.xdsConnectTimeout, 'bootstrapServer.params.xdsConnectTimeout') / 1000}s`,
+    },
+    hds: {
+      enabled: dp.hds.enabled,
+      intervalMs: millis(dp.hds.interval, 'dpServer.hds.interval'),
+      refreshIntervalMs: millis(dp.hds.refreshInterval, 'dpServer.hds.refreshInterval'),
+      checkDefaults: {
+        timeoutMs: millis(dp.hds.checkDefaults.timeout, 'dpServer.hds.checkDefaults.timeout'),
+        intervalMs: millis(dp.hds.checkDefaults.interval, 'dpServer.hds.checkDefaults.interval'),
+        noTrafficIntervalMs: millis(dp.hds.checkDefaults.noTrafficInterval, 'dpServer.hds.checkDefaults.noTrafficInterval'),
+        healthyThreshold: dp.hds.checkDefaults.healthyThreshold,
+        unhealthyThreshold: dp.hds.checkDefaults.unhealthyThreshold,
+      },
     },
     flushIntervalMs: millis(config.xdsServer.dataplaneStatusFlushInterval, 'xdsServer.dataplaneStatusFlushInterval'),
     subscriptionLimit: config.metrics.dataplane.subscriptionLimit,

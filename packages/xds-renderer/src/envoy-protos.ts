@@ -14,9 +14,10 @@ const INCLUDE_DIRS = [
   dirname(require.resolve('protobufjs/package.json')),
 ];
 
-/** Every message the renderer emits, directly or inside an `Any`; the discovery service's own; the admin config dump. */
+/** Every message the renderer emits, directly or inside an `Any`; the discovery services' own; the admin config dump. */
 const ENTRY_FILES = [
   'envoy/service/discovery/v3/discovery.proto',
+  'envoy/service/health/v3/hds.proto',
   'envoy/config/listener/v3/listener.proto',
   'envoy/config/route/v3/route.proto',
   'envoy/config/cluster/v3/cluster.proto',

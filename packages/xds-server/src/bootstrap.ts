@@ -30,6 +30,8 @@ export interface BootstrapOptions {
   port: number;
   /** The server certificate (PEM) when TLS is on: proxies verify this server with it. */
   certificatePem: string | undefined;
+  /** `dpServer.hds.enabled`: dataplanes' Envoys check their applications and report to this server. */
+  healthChecks: boolean;
 }
 
 const text = z.string().max(64 * 1024);
@@ -188,6 +190,9 @@ export class BootstrapGenerator {
         },
       });
     }
+    // Health checking rides on the ADS connection, with the same token (docs/xds.md, Health from the control plane).
+    const hdsConfig =
+      dataplane && this.options.healthChecks ? { apiType: 'GRPC', transportApiVersion: 'V3', setNodeOnFirstMessageOnly: true, grpcServices: [adsService] } : undefined;
     const bootstrap = {
       node: { id: nodeId, cluster: dataplane ? (services[0] ?? 'unknown') : proxyType, metadata },
       layeredRuntime: { layers: [{ name: 'mesh', staticLayer: { 're2.max_program_size.error_level': 4294967295, 're2.max_program_size.warn_level': 1000 } }] },
@@ -202,6 +207,7 @@ export class BootstrapGenerator {
         },
       },
       staticResources: { clusters: [adsCluster], ...(secrets.length > 0 ? { secrets } : {}) },
+      ...(hdsConfig ? { hdsConfig } : {}),
       admin: {
         address: { socketAddress: { address: settings.adminAddress, portValue: adminPort } },
         ...(settings.adminAccessLogPath

@@ -1,5 +1,5 @@
-// The data plane server of a zone or standalone control plane (docs/xds.md): ADS and
-// `POST /bootstrap` on one port, proxy insights, the finalizer of lost subscriptions, and the live
+// The data plane server of a zone or standalone control plane (docs/xds.md): ADS, health
+// discovery and `POST /bootstrap` on one port, proxy insights, the finalizer of lost subscriptions, and the live
 // views of connected proxies for the REST API.
 import { DomainError, getKind } from '@mesh/model';
 import type { ProxyConfigService } from '@mesh/proxy-config';
@@ -12,6 +12,7 @@ import type { SentResources } from './ads-stream.js';
 import { Authenticator, type AuthnType } from './auth.js';
 import { answerBootstrap, BootstrapGenerator, type BootstrapSettings } from './bootstrap.js';
 import { envoyRoot } from './envoy-protos.js';
+import { HdsServer, type HdsSettings } from './hds.js';
 import { AdminUnavailable, adminHostOf, fetchAdmin, isThisHost } from './envoy-admin.js';
 import { InsightWriter, insightKindOf, SubscriptionFinalizer } from './insights.js';
 import { adminPortOf, METADATA, RESOURCE_TYPE_OF, stringMetadata } from './proxy-node.js';
@@ -41,6 +42,8 @@ export interface DataplaneServerOptions {
   /** This zone's name (zone tokens name it); empty on a standalone control plane. */
   zone: string;
   bootstrap: BootstrapSettings;
+  /** `dpServer.hds.*` (docs/xds.md, Health from the control plane). */
+  hds: HdsSettings;
   flushIntervalMs: number;
   subscriptionLimit: number;
   /** `metrics.dataplane.idleTimeout`: the finalizer's period; live streams move on a generation twice as often. */
@@ -62,6 +65,7 @@ export class DataplaneServer {
   private constructor(
     private readonly options: DataplaneServerOptions,
     private readonly ads: AdsServer,
+    private readonly hds: HdsServer,
     private readonly writer: InsightWriter,
     private readonly transport: DataplaneTransport,
     private readonly finalizer: SubscriptionFinalizer,
@@ -97,6 +101,15 @@ export class DataplaneServer {
       settings: options.bootstrap,
       port: options.port,
       certificatePem: options.tls?.cert,
+      healthChecks: options.hds.enabled,
+    });
+    const hds = new HdsServer({
+      store: options.store,
+      manager: options.manager,
+      authenticator,
+      settings: options.hds,
+      defaultAdminPort: options.bootstrap.adminPort,
+      logger: options.logger,
     });
     const transport = await DataplaneTransport.start({
       port: options.port,
@@ -105,6 +118,7 @@ export class DataplaneServer {
       maxReceiveMessageLength: 16 * 1024 * 1024,
       onStream: (call) => ads.handleStream(call),
       onDeltaStream: (call) => ads.handleDeltaStream(call),
+      onHealthStream: (call) => hds.handleStream(call),
       bootstrap: (call) => answerBootstrap(generator, call, (error) => options.logger.error({ err: error }, 'could not generate a bootstrap configuration')),
       onFailure: (error) => {
         options.logger.error({ err: error }, 'the data plane transport stopped');
@@ -115,7 +129,7 @@ export class DataplaneServer {
       },
     });
     const finalizer = new SubscriptionFinalizer(options.manager, options.store, now);
-    const server = new DataplaneServer(options, ads, writer, transport, finalizer);
+    const server = new DataplaneServer(options, ads, hds, writer, transport, finalizer);
     await server.startFinalizer();
     return server;
   }
@@ -137,6 +151,7 @@ export class DataplaneServer {
   async stop(timeoutMs: number): Promise<void> {
     clearInterval(this.finalizerTimer);
     void this.transport.close();
+    this.hds.shutdown();
     const ended = this.ads.shutdown();
     await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
     await this.transport.stop();

@@ -11,8 +11,8 @@ export interface TransportInit {
   maxReceiveMessageLength: number;
 }
 
-/** The variant of the ADS protocol a stream speaks. */
-export type StreamVariant = 'sotw' | 'delta';
+/** What a stream speaks: a variant of the ADS protocol, or the health discovery service's. */
+export type StreamVariant = 'sotw' | 'delta' | 'hds';
 
 /**
  * Events of a batch, each `[kind, stream id, a, b]`. `data`: a gRPC message, bytes `a` to `a + b`

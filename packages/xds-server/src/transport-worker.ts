@@ -1,5 +1,5 @@
 // The data plane server's transport, in a worker thread of its own (docs/xds.md, The transport):
-// the port, TLS, HTTP/2 and gRPC framing of the ADS streams, and the HTTP/1.1 side of
+// the port, TLS, HTTP/2 and gRPC framing of the ADS and health discovery streams, and the HTTP/1.1 side of
 // `POST /bootstrap`. It knows nothing of xDS: stream messages go to the main thread as bytes, in
 // batches, and the main thread's answers come back the same way, so that a push to thousands of
 // proxies leaves the main thread only the configurations to compute.
@@ -21,6 +21,7 @@ import {
 } from './transport-protocol.js';
 
 const ADS_SERVICE = '/envoy.service.discovery.v3.AggregatedDiscoveryService';
+const HDS_SERVICE = '/envoy.service.health.v3.HealthDiscoveryService';
 
 /** The largest bootstrap request read. */
 const MAX_BOOTSTRAP_BODY = 1024 * 1024;
@@ -64,6 +65,7 @@ const asIs = (bytes: Buffer): Buffer => bytes;
 const grpc = new Server({ 'grpc.max_receive_message_length': init.maxReceiveMessageLength });
 grpc.register(`${ADS_SERVICE}/StreamAggregatedResources`, (call: Call) => accept(call, 'sotw'), asIs, asIs, 'bidi');
 grpc.register(`${ADS_SERVICE}/DeltaAggregatedResources`, (call: Call) => accept(call, 'delta'), asIs, asIs, 'bidi');
+grpc.register(`${HDS_SERVICE}/StreamHealthCheck`, (call: Call) => accept(call, 'hds'), asIs, asIs, 'bidi');
 // TLS is ended by the port: the gRPC server reads the plain HTTP/2 stream.
 const injector = grpc.createConnectionInjector(ServerCredentials.createInsecure());
 

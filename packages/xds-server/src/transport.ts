@@ -6,6 +6,8 @@ import { Worker } from 'node:worker_threads';
 import { status } from '@grpc/grpc-js';
 import type { DiscoveryRequest } from './ads-stream.js';
 import type { DeltaDiscoveryRequest } from './delta-stream.js';
+import { decodeMessage, encodeMessage } from './envoy-protos.js';
+import type { HealthCheckSpecifier, HealthStreamMessage } from './hds.js';
 import { type BootstrapCall, EVENT, type FromTransport, type HttpAnswer, type OpenedStream, OutgoingBatch, type ToTransport, type TransportInit } from './transport-protocol.js';
 import {
   decodeDeltaDiscoveryRequest,
@@ -16,7 +18,7 @@ import {
   writeDiscoveryResponse,
 } from './wire.js';
 
-/** One ADS stream as the server sees it: decoded requests in, responses out. */
+/** One stream as the server sees it (ADS or health discovery): decoded requests in, responses out. */
 export interface AdsCall<Request, Response> {
   /** The stream's `authorization` metadata, every value. */
   readonly authorization: readonly string[];
@@ -37,9 +39,22 @@ interface Codec<Request, Response> {
   write(response: Response, into: Buffer | undefined): number;
 }
 
+const HEALTH_CHECK_SPECIFIER = 'type.googleapis.com/envoy.service.health.v3.HealthCheckSpecifier';
+
+/** A specifier is small and sent every refresh interval at most: encoded from its JSON, written where it fits. */
+function writeHealthCheckSpecifier(specifier: HealthCheckSpecifier, into: Buffer | undefined): number {
+  const bytes = encodeMessage('HealthCheckSpecifier', { '@type': HEALTH_CHECK_SPECIFIER, ...specifier });
+  if (into && bytes.length <= into.length) into.set(bytes);
+  return bytes.length;
+}
+
 const CODECS = {
   sotw: { decode: decodeDiscoveryRequest, write: writeDiscoveryResponse } satisfies Codec<DiscoveryRequest, DiscoveryResponse>,
   delta: { decode: decodeDeltaDiscoveryRequest, write: writeDeltaDiscoveryResponse } satisfies Codec<DeltaDiscoveryRequest, DeltaDiscoveryResponse>,
+  hds: {
+    decode: (bytes: Buffer): HealthStreamMessage => decodeMessage('envoy.service.health.v3.HealthCheckRequestOrEndpointHealthResponse', bytes),
+    write: writeHealthCheckSpecifier,
+  } satisfies Codec<HealthStreamMessage, HealthCheckSpecifier>,
 };
 
 export interface TransportOptions extends TransportInit {
@@ -47,6 +62,8 @@ export interface TransportOptions extends TransportInit {
   onStream(call: AdsCall<DiscoveryRequest, DiscoveryResponse>): void;
   /** A new incremental stream. */
   onDeltaStream(call: AdsCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse>): void;
+  /** A new health discovery stream. */
+  onHealthStream(call: AdsCall<HealthStreamMessage, HealthCheckSpecifier>): void;
   bootstrap(call: BootstrapCall): Promise<HttpAnswer>;
   /** The worker stopped on its own: the port is gone. */
   onFailure(error: Error): void;
@@ -205,10 +222,14 @@ export class DataplaneTransport {
           const call = new TransportCall(this, id, authorization, peerAddress, CODECS.sotw);
           this.calls.set(id, call);
           this.options.onStream(call);
-        } else {
+        } else if (variant === 'delta') {
           const call = new TransportCall(this, id, authorization, peerAddress, CODECS.delta);
           this.calls.set(id, call);
           this.options.onDeltaStream(call);
+        } else {
+          const call = new TransportCall(this, id, authorization, peerAddress, CODECS.hds);
+          this.calls.set(id, call);
+          this.options.onHealthStream(call);
         }
         continue;
       }

@@ -130,8 +130,8 @@ const itemPath = (kind: EditableKind) => `/meshes/{mesh}/${kind.path}/{name}` as
 
 /** The stored resource as the API answers it. */
 export async function getResource(api: ApiClient, target: EditTarget & { name: string }): Promise<Record<string, unknown>> {
-  if (!target.kind.meshScoped) return dataOf(await api.GET('/meshes/{name}', { params: { path: { name: target.name } } })) as Record<string, unknown>;
-  return dataOf(await api.GET(itemPath(target.kind), { params: { path: { mesh: String(target.mesh), name: target.name } } })) as Record<string, unknown>;
+  if (!target.kind.meshScoped) return dataOf(await api.GET('/meshes/{name}', { params: { path: { name: target.name } } }));
+  return dataOf(await api.GET(itemPath(target.kind), { params: { path: { mesh: String(target.mesh), name: target.name } } }));
 }
 
 /**

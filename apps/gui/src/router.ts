@@ -23,6 +23,11 @@ export const routes: RouteRecordRaw[] = [
   { path: '/sign-in', name: 'sign-in', component: () => import('./pages/SignInPage.vue'), meta: { title: 'Sign in' } },
   { path: '/zones', name: 'zones', component: () => import('./pages/zones/ZonesPage.vue'), meta: { title: 'Zones' } },
   { path: '/zones/:zone', name: 'zone', component: () => import('./pages/zones/ZonePage.vue'), meta: { title: 'Zone' } },
+  // Editing (docs/gui.md, Editing): the API path of what is created or changed, under /new or /edit.
+  { path: '/new/meshes', name: 'mesh-create', component: () => import('./edit/EditPage.vue'), meta: { title: 'Create a mesh' } },
+  { path: '/new/meshes/:mesh/:kind', name: 'resource-create', component: () => import('./edit/EditPage.vue'), meta: { title: 'Create' } },
+  { path: '/edit/meshes/:mesh', name: 'mesh-edit', component: () => import('./edit/EditPage.vue'), meta: { title: 'Change a mesh' } },
+  { path: '/edit/meshes/:mesh/:kind/:name', name: 'resource-edit', component: () => import('./edit/EditPage.vue'), meta: { title: 'Change' } },
   { path: '/:path(.*)*', name: 'not-found', component: () => import('./pages/NotFoundPage.vue'), meta: { title: 'Not found' } },
 ];
 

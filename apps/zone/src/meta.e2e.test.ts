@@ -60,7 +60,7 @@ describe('mesh-zone, standalone', () => {
     const root = await get(cp, '/');
     expect(root.status).toBe(200);
     expect(root.contentType).toMatch(/^application\/json/);
-    expect(Object.keys(root.body)).toEqual(['hostname', 'tagline', 'product', 'version', 'instanceId', 'clusterId', 'gui', 'openapi', 'docs']);
+    expect(Object.keys(root.body)).toEqual(['hostname', 'tagline', 'product', 'version', 'instanceId', 'clusterId', 'gui', 'readOnly', 'openapi', 'docs']);
     expect(root.body).toMatchObject({ tagline: 'Mesh', product: 'Mesh', version: '2.5.0', gui: '/gui', openapi: '/openapi.json', docs: '/docs' });
     expect((await fetch(`${cp.url}/gui`)).status).toBe(200);
     expect(root.body.hostname).toEqual(expect.any(String));

@@ -130,7 +130,7 @@ describe('the GUI, when built and enabled', () => {
     const cp = await start(served());
     const index = await cp.get('/');
     expect(index.body.gui).toBe('/gui');
-    expect(Object.keys(index.body)).toEqual(['hostname', 'tagline', 'product', 'version', 'instanceId', 'clusterId', 'gui', 'openapi', 'docs']);
+    expect(Object.keys(index.body)).toEqual(['hostname', 'tagline', 'product', 'version', 'instanceId', 'clusterId', 'gui', 'readOnly', 'openapi', 'docs']);
     expect((await cp.get('/meshes')).status).toBe(200);
     expect((await cp.get('/guidance')).status).toBe(404);
   });

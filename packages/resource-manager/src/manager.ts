@@ -124,6 +124,11 @@ export class ResourceManager {
     this.hooks.set(kind.name, current ? combineHooks(kind, current, hooks) : hooks);
   }
 
+  /** `apiServer.readOnly` (or a Kubernetes environment): the REST API accepts no write at all. */
+  get apiReadOnly(): boolean {
+    return this.options.apiReadOnly ?? false;
+  }
+
   /** Whether the REST API accepts writes of this kind on this control plane. */
   isWritableViaApi(kind: AnyKind): boolean {
     return isWritableViaApi(kind, this.options.mode, this.options.apiReadOnly);

@@ -116,9 +116,17 @@ describe('GET /', () => {
       version: '0.0.0',
       instanceId: '00000000-0000-4000-8000-000000000000',
       clusterId: '',
+      readOnly: false,
       openapi: '/openapi.json',
       docs: '/docs',
     });
+  });
+
+  // The GUI reads it to offer no edit a read-only API would refuse (docs/gui.md, Editing).
+  it('says whether the API refuses every write', async () => {
+    const readOnly = await start({ readOnly: true });
+    expect((await readOnly.get('/')).body.readOnly).toBe(true);
+    expect((await readOnly.put('/meshes/shop', { type: 'Mesh', name: 'shop' })).status).toBe(405);
   });
 
   // Where no GUI is served none is announced: the reference's `gui` key would point at a 404 (src/gui.test.ts serves one).

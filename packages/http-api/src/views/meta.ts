@@ -67,12 +67,13 @@ export function addMetaRoutes(table: RouteTable, ctx: ApiContext): void {
 
 /**
  * `tagline` is the reference's deprecated name for `product`; `gui` says where the GUI is, and is
- * left out when none is served (disabled, or not built). The API's own description follows.
+ * left out when none is served (disabled, or not built); `readOnly` tells clients such as the GUI
+ * that every write will be refused before they offer one. The API's own description follows.
  */
 function indexJson(ctx: ApiContext) {
   const { hostname, product, version, instanceId, clusterId } = ctx.info;
   const gui = announcedGuiUrl(ctx.gui);
-  return { hostname, tagline: product, product, version, instanceId, clusterId, ...(gui !== undefined ? { gui } : {}), ...API_DESCRIPTION_PATHS };
+  return { hostname, tagline: product, product, version, instanceId, clusterId, ...(gui !== undefined ? { gui } : {}), readOnly: ctx.manager.apiReadOnly, ...API_DESCRIPTION_PATHS };
 }
 
 const IndexSchema = component(
@@ -85,6 +86,7 @@ const IndexSchema = component(
     instanceId: z.string().meta({ description: 'A UUID per process.' }),
     clusterId: z.string().meta({ description: 'A UUID kept in the store across restarts.' }),
     gui: z.string().optional().meta({ description: 'Where the web GUI is (`/gui`, or `apiServer.gui.rootUrl`); absent when none is served.' }),
+    readOnly: z.boolean().meta({ description: 'Whether the API refuses every write (`apiServer.readOnly`, or a Kubernetes environment).' }),
     openapi: z.string().meta({ description: 'The OpenAPI document of this API.' }),
     docs: z.string().meta({ description: 'The interactive reference page of this API.' }),
   }),

@@ -133,6 +133,20 @@ describe.skipIf(!envoy)('service names and virtual IPs of a transparent proxy', 
     expect((await api('GET', '/config')).json?.dnsServer).toEqual({ CIDR: '240.0.0.0/4', domain: 'mesh', serviceVipEnabled: true, serviceVipPort: 80 });
   });
 
+  it("names the service's DNS name among the addresses of its rules", { timeout: 60_000 }, async () => {
+    const timeout = {
+      type: 'MeshTimeout',
+      mesh: 'default',
+      name: 'to-backend',
+      spec: { targetRef: { kind: 'Mesh' }, to: [{ targetRef: { kind: 'MeshService', name: 'backend' }, default: { connectionTimeout: '2s' } }] },
+    };
+    expect((await api('PUT', '/meshes/default/meshtimeouts/to-backend', timeout)).status).toBe(201);
+    const rules = (await api('GET', '/meshes/default/dataplanes/web-1/rules')).json as { items: Array<{ type: string; name?: string; addresses?: string[] }> };
+    const toBackend = rules.items.find((item) => item.type === 'destinationSubset' && item.name === 'backend');
+    expect(toBackend?.addresses).toEqual(['backend.mesh:80', `${backendVip}:80`, `backend.mesh:${backendPort}`, `${backendVip}:${backendPort}`]);
+    expect((await api('DELETE', '/meshes/default/meshtimeouts/to-backend')).status).toBe(200);
+  });
+
   it('keeps the virtual IPs across a restart and takes back the one of a service that goes', { timeout: 180_000 }, async () => {
     // A service added last: a fresh allocation would hand it the lowest address.
     const late = { type: 'Dataplane', mesh: 'default', name: 'aaa-1', networking: { address: '127.0.0.2', inbound: [{ port: 7000, tags: { 'mesh.io/service': 'aaa' } }] } };

@@ -455,6 +455,11 @@ export class MeshProxies {
     return this.proxies.get(name)?.dataplane;
   }
 
+  /** The DNS names of the mesh's virtual IPs (inspection lists them among a destination's addresses). */
+  vipDomains(): MeshVips['domains'] {
+    return this.vips.domains;
+  }
+
   /** The renderer's context of the mesh in its current state (zone proxies render from it). */
   meshContext(): MeshContext {
     this.context ??= prepareMeshContext({

@@ -47,15 +47,15 @@ const listener = (listeners: readonly Listener[], name: string): Listener | unde
 /** The cluster an outbound listener sends to: its TCP proxy's, or its HTTP route's. */
 function clusterOf(outbound: Listener | undefined): string | undefined {
   const filter = ((outbound?.filterChains as JsonObject[] | undefined)?.[0]?.filters as JsonObject[] | undefined)?.[0]?.typedConfig as JsonObject | undefined;
-  if (filter?.cluster !== undefined) return String(filter.cluster);
+  if (typeof filter?.cluster === 'string') return filter.cluster;
   const route = (((filter?.routeConfig as JsonObject | undefined)?.virtualHosts as JsonObject[] | undefined)?.[0]?.routes as JsonObject[] | undefined)?.[0]?.route as JsonObject | undefined;
-  return route?.cluster === undefined ? undefined : String(route.cluster);
+  return typeof route?.cluster === 'string' ? route.cluster : undefined;
 }
 
 function dnsTable(config: ReturnType<typeof render>): Array<{ name: string; addresses: string[] }> {
   const filter = (listener(config.listeners, 'mesh:dns')?.listenerFilters as JsonObject[] | undefined)?.[0]?.typedConfig as JsonObject | undefined;
   const domains = ((filter?.serverConfig as JsonObject).inlineDnsTable as JsonObject).virtualDomains as JsonObject[];
-  return domains.map((domain) => ({ name: String(domain.name), addresses: ((domain.endpoint as JsonObject).addressList as JsonObject).address as string[] }));
+  return domains.map((domain) => ({ name: domain.name as string, addresses: ((domain.endpoint as JsonObject).addressList as JsonObject).address as string[] }));
 }
 
 describe('transparent proxies and virtual IPs', () => {
@@ -106,7 +106,7 @@ describe('transparent proxies and virtual IPs', () => {
   it('get no DNS listener when the agent runs no DNS, nor without transparent proxying', () => {
     expect(listener(render(transparent(), null).listeners, 'mesh:dns')).toBeUndefined();
     const plain = dataplane('plain-1', { address: '10.0.0.9', inbound: [{ port: 8080, tags: { 'mesh.io/service': 'plain' } }] });
-    const config = render(plain as ReturnType<typeof transparent>, 15053);
+    const config = render(plain, 15053);
     expect(listener(config.listeners, 'mesh:dns')).toBeUndefined();
     expect(config.listeners.some((entry) => String(entry.name).startsWith('outbound:240.'))).toBe(false);
   });

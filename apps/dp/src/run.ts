@@ -1,8 +1,8 @@
 // `mesh-dp run`: render the proxy resource, fetch the Envoy bootstrap for it from the control
-// plane (which registers the proxy when Envoy connects), write it, serve the metrics socket and
-// the access log pipe Envoy is configured with (and ask for the DNS listener), run Envoy, pass signals on after a drain, say
-// when the control plane refuses Envoy's xDS stream, and exit with Envoy's status. Nothing is
-// restarted: a process manager does that.
+// plane (which registers the proxy when Envoy connects; the request asks for the DNS listener),
+// write it, serve the metrics socket and the access log pipe Envoy is configured with, run Envoy,
+// pass signals on after a drain, say when the control plane refuses Envoy's xDS stream, and exit
+// with Envoy's status. Nothing is restarted: a process manager does that.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -57,9 +57,9 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
   const reader = manager.reader;
   const insights = new InsightAggregator({ store: reader, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
   const proxyConfigs = new ProxyConfigService({ store: reader, localZone: zoneName, onError: (err) => logger.error({ err }, 'proxy configuration: changes could not be applied') });
-  // Virtual IPs of services and hosts for transparent proxies (docs/xds.md, Service names and virtual IPs).
+  // Virtual IPs of services and hosts for transparent proxies (docs/xds.md, Service names and virtual IPs); a global has no proxies.
   const { dnsServer } = config;
-  const vips = new VipAllocator({
+  const vips = mode === 'global' ? undefined : new VipAllocator({
     store: reader,
     settings: { domain: dnsServer.domain, cidr: dnsServer.CIDR, serviceVipEnabled: dnsServer.serviceVipEnabled, serviceVipPort: dnsServer.serviceVipPort },
     localZone: zoneName,
@@ -85,7 +85,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     mads?.stopWaiting();
     await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
     await insights.stop();
-    await vips.stop();
+    await vips?.stop();
     await proxyConfigs.stop();
     await leadership.stop();
     await store.close();
@@ -108,11 +108,11 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     if (leadership.isLeader) await createDefaults();
     leadership.onChange((leader) => {
       if (leader) createDefaults().catch((err: unknown) => logger.error({ err }, 'the defaults (mesh, signing keys, admin token) could not be created'));
-      if (leader) vips.recomputeAll();
+      if (leader) vips?.recomputeAll();
     });
     await insights.start();
     await proxyConfigs.start();
-    await vips.start();
+    await vips?.start();
 
     const metrics = createMetrics(store, insights);
     const shownConfig = effectiveConfig(config);

@@ -14,6 +14,8 @@ export interface BootstrapRequest {
   version: { meshDp: Record<string, unknown>; envoy: { version: string; build: string; meshDpCompatible: boolean } };
   caCert: string;
   dynamicMetadata: Record<string, string>;
+  /** Where the control plane puts the proxy's DNS listener (none when absent). */
+  dnsPort?: number;
   operatingSystem: string;
   features: string[];
   resources: { maxHeapSizeBytes: number };

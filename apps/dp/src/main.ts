@@ -28,6 +28,13 @@ function count(text: string): number {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+/** A Go-style boolean flag value: `--dns-enabled`, `--dns-enabled=false`. */
+function bool(text: string): boolean {
+  if (/^(1|t|true)$/i.test(text)) return true;
+  if (/^(0|f|false)$/i.test(text)) return false;
+  throw new InvalidArgumentError(`expected true or false, got "${text}"`);
+}
+
 /** What `version` and `--version` print, as the reference's runner's `version` does. */
 const VERSION_LINE = `${PRODUCT}: ${PRODUCT_VERSION}`;
 
@@ -71,10 +78,23 @@ program
   )
   .addOption(new Option('--cp-retry-backoff <duration>', 'wait between attempts to fetch the bootstrap').env('MESH_CONTROL_PLANE_RETRY_BACKOFF').argParser(seconds).default(3, '3s'))
   .addOption(new Option('--cp-retry-max-duration <duration>', 'how long to keep trying to fetch the bootstrap').env('MESH_CONTROL_PLANE_RETRY_MAX_DURATION').argParser(seconds).default(300, '5m'))
-  .action(async (raw: Omit<RunOptions, 'retryBackoffMs' | 'retryMaxDurationMs'> & { cpRetryBackoff: number; cpRetryMaxDuration: number }) => {
-    const { cpRetryBackoff, cpRetryMaxDuration, ...rest } = raw;
+  .addOption(
+    new Option('--dns-enabled [enabled]', "If true then a transparent proxy's Envoy answers DNS for its application: service names get their virtual IPs, other names go to the system's resolvers")
+      .env('MESH_DNS_ENABLED')
+      .argParser(bool)
+      .default(true),
+  )
+  .addOption(
+    new Option('--dns-coredns-port <port>', 'A port on 127.0.0.1 that handles DNS requests (the DNS listener Envoy gets); `meshctl install transparent-proxy --redirect-dns` sends DNS traffic there')
+      .env('MESH_DNS_CORE_DNS_PORT')
+      .argParser(port)
+      .default(15053),
+  )
+  .addOption(new Option('--dns-server-port <port>', 'Another name of --dns-coredns-port').env('MESH_DNS_SERVER_PORT').argParser(port))
+  .action(async (raw: Omit<RunOptions, 'retryBackoffMs' | 'retryMaxDurationMs' | 'dnsPort'> & { cpRetryBackoff: number; cpRetryMaxDuration: number; dnsCorednsPort: number; dnsServerPort?: number }) => {
+    const { cpRetryBackoff, cpRetryMaxDuration, dnsCorednsPort, dnsServerPort, ...rest } = raw;
     try {
-      process.exitCode = await run({ ...rest, retryBackoffMs: cpRetryBackoff * 1000, retryMaxDurationMs: cpRetryMaxDuration * 1000 });
+      process.exitCode = await run({ ...rest, dnsPort: dnsServerPort ?? dnsCorednsPort, retryBackoffMs: cpRetryBackoff * 1000, retryMaxDurationMs: cpRetryMaxDuration * 1000 });
     } catch (error) {
       const message = error instanceof BootstrapRefused ? `Failed to generate Envoy bootstrap config. ${error.message}` : (error as Error).message;
       process.stderr.write(`Error: ${message}\n`);

@@ -1,8 +1,8 @@
 // `mesh-dp run`: render the proxy resource, fetch the Envoy bootstrap for it from the control
-// plane (which registers the proxy when Envoy connects), write it, serve the metrics socket and
-// the access log pipe Envoy is configured with, run Envoy, pass signals on after a drain, say
-// when the control plane refuses Envoy's xDS stream, and exit with Envoy's status. Nothing is
-// restarted: a process manager does that.
+// plane (which registers the proxy when Envoy connects; the request asks for the DNS listener),
+// write it, serve the metrics socket and the access log pipe Envoy is configured with, run Envoy,
+// pass signals on after a drain, say when the control plane refuses Envoy's xDS stream, and exit
+// with Envoy's status. Nothing is restarted: a process manager does that.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +42,10 @@ export interface RunOptions {
   retryMaxDurationMs: number;
   /** `DELTA_GRPC`: Envoy asks for incremental xDS (the bootstrap request names the feature). */
   xdsTransportProtocolVariant: string;
+  /** Whether a transparent proxy gets a DNS resolver for its application. */
+  dnsEnabled: boolean;
+  /** The loopback port that resolver listens on. */
+  dnsPort: number;
 }
 
 /** The bootstrap request's feature asking for incremental xDS (docs/xds.md, Incremental xDS). */
@@ -113,6 +117,8 @@ export async function run(options: RunOptions): Promise<number> {
       version: { meshDp: { version: PRODUCT_VERSION, gitTag: `v${PRODUCT_VERSION}`, gitCommit: '', buildDate: '' }, envoy: { ...envoy, meshDpCompatible: true } },
       caCert,
       dynamicMetadata: {},
+      // Envoy itself answers there: the control plane adds the DNS listener to transparent proxies.
+      ...(options.dnsEnabled && options.proxyType === 'dataplane' ? { dnsPort: options.dnsPort } : {}),
       operatingSystem: platform(),
       features: options.xdsTransportProtocolVariant === 'DELTA_GRPC' ? [FEATURE_DELTA_GRPC] : [],
       resources: { maxHeapSizeBytes: 0 },

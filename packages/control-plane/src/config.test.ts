@@ -143,6 +143,9 @@ describe('environment variables', () => {
     ],
     [{ MESH_MULTIZONE_GLOBAL_KDS_TLS_KEY_FILE: '/k.pem' }, 'multizone.global.kds.tlsCertFile (MESH_MULTIZONE_GLOBAL_KDS_TLS_CERT_FILE): cannot be empty if tlsKeyFile has been set'],
     [{ MESH_MULTIZONE_GLOBAL_KDS_AUTHN_TYPE: 'password' }, 'multizone.global.kds.authn.type (MESH_MULTIZONE_GLOBAL_KDS_AUTHN_TYPE): expected "zoneToken" or "none", got "password"'],
+    [{ MESH_DNS_SERVER_CIDR: '240.0.0.0' }, 'dnsServer.CIDR (MESH_DNS_SERVER_CIDR): must be an IPv4 CIDR such as 240.0.0.0/4, got "240.0.0.0"'],
+    [{ MESH_DNS_SERVER_CIDR: 'fd00::/8' }, 'dnsServer.CIDR (MESH_DNS_SERVER_CIDR): must be an IPv4 CIDR such as 240.0.0.0/4, got "fd00::/8"'],
+    [{ MESH_DNS_SERVER_SERVICE_VIP_PORT: '0' }, "dnsServer.serviceVipPort (MESH_DNS_SERVER_SERVICE_VIP_PORT): port can't be 0"],
   ])('refuse a bad value, naming its key and its variable: %j', (env, message) => {
     expect(() => load(env)).toThrow(message);
   });

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { syncUrl } from '@mesh/kds';
 import { isDnsLabel, NAME_MESSAGES, parseDurationNanos } from '@mesh/model';
+import { parseIpv4Cidr } from '@mesh/proxy-config';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_CONFIG } from './config-defaults.js';
 
@@ -193,6 +194,7 @@ function finish(config: ControlPlaneConfig): ControlPlaneConfig {
     if (port < 0 || port > 65535) throw new ConfigError(`port must be in the range [0, 65535], got ${port}`, path.join('.'));
   }
   checkLimits(config);
+  checkDnsServer(config);
   config.general.workDir = resolve(config.general.workDir);
   if (config.store.sqlite.path === '') config.store.sqlite.path = join(config.general.workDir, 'mesh.db');
   return config;
@@ -211,6 +213,14 @@ function checkLimits(config: ControlPlaneConfig): void {
   if (config.store.sqlite.maxSize < 0) throw new ConfigError(`cannot be negative (0 means no cap), got ${config.store.sqlite.maxSize}`, 'store.sqlite.maxSize');
   const { heapGrowthPercent } = config.runtime;
   if (!Number.isInteger(heapGrowthPercent) || heapGrowthPercent < 0 || heapGrowthPercent > 1000) throw new ConfigError(`must be a whole number in the range [0, 1000] (0 leaves it to the engine), got ${heapGrowthPercent}`, 'runtime.heapGrowthPercent');
+}
+
+/** Virtual IPs come from an IPv4 range, and services answer on a port of theirs. */
+function checkDnsServer(config: ControlPlaneConfig): void {
+  const { CIDR, serviceVipPort, domain } = config.dnsServer;
+  if (!parseIpv4Cidr(CIDR)) throw new ConfigError(`must be an IPv4 CIDR such as 240.0.0.0/4, got "${CIDR}"`, 'dnsServer.CIDR');
+  if (serviceVipPort === 0) throw new ConfigError("port can't be 0", 'dnsServer.serviceVipPort');
+  if (domain === '') throw new ConfigError('cannot be empty', 'dnsServer.domain');
 }
 
 /** A zone control plane needs a name that is one DNS label (synced names are `<zone>.<name>`) and its global's address. */

@@ -7,7 +7,7 @@ import { guardConnections, createApiApp, type ApiApp } from '@mesh/http-api';
 import { InsightAggregator } from '@mesh/insights';
 import { parseDurationNanos, PRODUCT, PRODUCT_VERSION, type Mode } from '@mesh/model';
 import { registerCaHooks } from '@mesh/pki';
-import { ProxyConfigService } from '@mesh/proxy-config';
+import { ProxyConfigService, VipAllocator } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
 import { bootstrapTokens, registerSigningKeyHooks, SigningKeys, TokenService } from '@mesh/tokens';
 import type { Logger } from 'pino';
@@ -57,6 +57,17 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
   const reader = manager.reader;
   const insights = new InsightAggregator({ store: reader, onError: (err) => logger.error({ err }, 'insights: a change could not be applied') });
   const proxyConfigs = new ProxyConfigService({ store: reader, localZone: zoneName, onError: (err) => logger.error({ err }, 'proxy configuration: changes could not be applied') });
+  // Virtual IPs of services and hosts for transparent proxies (docs/xds.md, Service names and virtual IPs); a global has no proxies.
+  const { dnsServer } = config;
+  const vips = mode === 'global' ? undefined : new VipAllocator({
+    store: reader,
+    settings: { domain: dnsServer.domain, cidr: dnsServer.CIDR, serviceVipEnabled: dnsServer.serviceVipEnabled, serviceVipPort: dnsServer.serviceVipPort },
+    localZone: zoneName,
+    putSetting: (key, value) => manager.putSetting(key, value),
+    isLeader: () => leadership.isLeader,
+    onChange: (mesh, meshVips) => proxyConfigs.setMeshVips(mesh, meshVips),
+    log: logger.child({ component: 'dns-vips-allocator' }),
+  });
   const servers: Server[] = [];
   let multizone: Multizone | undefined;
   let dpServer: Awaited<ReturnType<typeof startDpServer>>;
@@ -74,6 +85,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     mads?.stopWaiting();
     await Promise.all(servers.map((server) => closeGracefully(server, timeoutMs)));
     await insights.stop();
+    await vips?.stop();
     await proxyConfigs.stop();
     await leadership.stop();
     await store.close();
@@ -96,9 +108,11 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     if (leadership.isLeader) await createDefaults();
     leadership.onChange((leader) => {
       if (leader) createDefaults().catch((err: unknown) => logger.error({ err }, 'the defaults (mesh, signing keys, admin token) could not be created'));
+      if (leader) vips?.recomputeAll();
     });
     await insights.start();
     await proxyConfigs.start();
+    await vips?.start();
 
     const metrics = createMetrics(store, insights);
     const shownConfig = effectiveConfig(config);

@@ -8,6 +8,7 @@ export * from './validation/tags.js';
 export * from './validation/scalars.js';
 export * from './validation/http-status.js';
 export * from './validation/envoy-config.js';
+export { isDnsName } from './validation/address.js';
 export * from './names.js';
 export * from './product.js';
 export * from './errors.js';

@@ -3,3 +3,5 @@
 export { MeshProxies, type ProxyMatch, type WorkCounters } from './mesh-proxies.js';
 export { ProxyConfigService, type ProxyConfigServiceOptions, type ProxyKey, type ProxyListener } from './service.js';
 export { storedPolicyOf } from './resources.js';
+export { VipAllocator, type VipAllocatorOptions, type VipLog } from './vip-allocator.js';
+export { allocateVips, type MeshVips, meshVipsOf, parseIpv4Cidr, type VipHost, vipHostsOf, type VipSettings, vipSettingKey } from './vips.js';

@@ -80,6 +80,7 @@ import {
   type ZoneIngressResource,
 } from '@mesh/xds-renderer';
 import { type EndpointSignature, endpointSignatureOf, NO_ENDPOINTS, servicesWithChangedEndpoints } from './endpoints.js';
+import { type MeshVips, NO_VIPS } from './vips.js';
 import { byName, dataplaneOf, type Held, inNameOrder, meshResourceOf, meshSpecOf, policyOf, secretDataOf, secretsUsedBy, setHeld, storedPolicyOf, targetRefPolicyOf } from './resources.js';
 
 /** How much matching and rendering was done: tests and benchmarks read it to see what a change cost. */
@@ -199,6 +200,8 @@ export class MeshProxies {
   private index: PolicyIndex | undefined;
   private targetRefIndex: TargetRefIndex | undefined;
   private context: MeshContext | undefined;
+  /** The mesh's virtual IPs: outbounds and DNS names of transparent proxies. */
+  private vips: MeshVips = NO_VIPS;
   /** What the connected proxies reported and were issued (node metadata, certificates), by dataplane name. */
   private readonly metadata = new Map<string, ProxyMetadata>();
   /**
@@ -357,6 +360,22 @@ export class MeshProxies {
     return touched;
   }
 
+  /**
+   * The mesh's virtual IPs changed: only transparent proxies read them (their outbounds and DNS
+   * names), so only they are matched and rendered again.
+   */
+  setVips(vips: MeshVips): void {
+    if (this.vips === vips) return;
+    this.vips = vips;
+    this.policiesChanged();
+    for (const entry of this.proxies.values()) {
+      if (!entry.dataplane.spec.networking?.transparentProxying) continue;
+      this.dropMatch(entry);
+      entry.targetRefProxy = undefined;
+      this.dropTargetRef(entry);
+    }
+  }
+
   /** A resource every proxy reads (an external service: which proxies a permission opens it to depends on every permission). */
   private setMeshWide(kind: string, name: string, stored: StoredResource | undefined): void {
     let byName = this.meshWide.get(kind);
@@ -436,6 +455,11 @@ export class MeshProxies {
     return this.proxies.get(name)?.dataplane;
   }
 
+  /** The DNS names of the mesh's virtual IPs (inspection lists them among a destination's addresses). */
+  vipDomains(): MeshVips['domains'] {
+    return this.vips.domains;
+  }
+
   /** The renderer's context of the mesh in its current state (zone proxies render from it). */
   meshContext(): MeshContext {
     this.context ??= prepareMeshContext({
@@ -446,6 +470,7 @@ export class MeshProxies {
       zoneEgresses: this.zoneProxies.egresses(),
       ...(this.zoneProxies.localZone !== undefined ? { localZone: this.zoneProxies.localZone } : {}),
       secrets: new Map([...this.secrets].map(([name, { value }]) => [name, value])),
+      vipDomains: this.vips.domains,
     });
     return this.context;
   }
@@ -518,7 +543,7 @@ export class MeshProxies {
       // Name order, as the store lists them: zone proxies and external service permissions keep the given order.
       const policies = Object.fromEntries([...this.policies].map(([kind, byName]) => [kind, inNameOrder(byName)])) as PoliciesByKind;
       const externalServices = inNameOrder(this.externalServices).map(({ value }) => value);
-      this.index = indexPolicies({ mesh: this.name, meshSpec: this.meshSpec, policies, externalServices });
+      this.index = indexPolicies({ mesh: this.name, meshSpec: this.meshSpec, policies, externalServices, vipOutbounds: this.vips.outbounds });
     }
     return this.index;
   }

@@ -20,6 +20,7 @@ import {
   type ZoneProxyMetadata,
 } from '@mesh/xds-renderer';
 import { MeshProxies, type WorkCounters, type ZoneProxies } from './mesh-proxies.js';
+import type { MeshVips } from './vips.js';
 import { FOLLOWED_TYPES, type Held, inNameOrder, setHeld, zoneEgressOf, zoneIngressOf } from './resources.js';
 
 export interface ProxyConfigServiceOptions {
@@ -124,6 +125,13 @@ export class ProxyConfigService {
   setDataplaneMetadata(mesh: string, name: string, metadata: ProxyMetadata | undefined): void {
     const proxies = metadata ? this.meshOf(mesh) : this.meshes.get(mesh);
     proxies?.setProxyMetadata(name, metadata);
+    this.scheduleNotify();
+  }
+
+  /** A mesh's virtual IPs (from the VIP allocator): its transparent proxies are rendered again. */
+  setMeshVips(mesh: string, vips: MeshVips): void {
+    this.meshOf(mesh).setVips(vips);
+    this.touchedMeshes.add(mesh);
     this.scheduleNotify();
   }
 

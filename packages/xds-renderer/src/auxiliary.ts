@@ -1,12 +1,13 @@
 // The resources around the inbounds and outbounds (docs/xds.md, What a proxy receives): the admin API cluster and listener,
-// the prometheus listener, the tracing collector cluster and transparent proxying's
-// pass-through listeners.
+// the prometheus listener, the tracing collector cluster, transparent proxying's
+// pass-through listeners and its DNS listener.
 import { PASS_THROUGH_SERVICE } from '@mesh/policy-matcher';
 import { configureUpstreamBind, newCluster, passThroughCluster, staticCluster } from './clusters.js';
 import { type Cluster, FILTER, type JsonObject, type Listener, sanitizeMetric, scalarText, socketAddress, TYPE, typedExtension } from './envoy.js';
 import { accessLog, httpConnectionManagerFilter, tcpProxy } from './filters.js';
 import { tlsInspector } from './inbound.js';
-import { ADMIN_NAME, METRICS_HIJACKER_NAME, passThroughNames, PROMETHEUS_LISTENER_NAME, tracingClusterName } from './names.js';
+import { splitHostPort } from './mesh-context.js';
+import { ADMIN_NAME, DNS_LISTENER_NAME, METRICS_HIJACKER_NAME, passThroughNames, PROMETHEUS_LISTENER_NAME, tracingClusterName } from './names.js';
 import { ownResource, type ProxyState } from './proxy-state.js';
 import { ORIGIN, type ResourceSet } from './resource-set.js';
 import { adminStaticMtls, downstreamMeshTls, tlsTransportSocket, upstreamExternalTls } from './tls.js';
@@ -207,10 +208,50 @@ function renderTransparentProxy(state: ProxyState, output: ResourceSet): void {
   }
 }
 
-/** Adds the admin, prometheus, transparent proxying and tracing resources to the proxy's set. */
+/** How long resolvers may keep an answer naming a virtual IP. */
+const DNS_ANSWER_TTL = '30s';
+
+/**
+ * Transparent proxying with DNS enabled by the agent (`dataplane.dns.port`): a UDP listener on
+ * loopback whose DNS filter answers the names of the virtual IPs the proxy has outbounds at
+ * (IPv4-mapped IPv6 too when it redirects IPv6) and resolves every other name through the
+ * system's resolvers (docs/xds.md, Service names and virtual IPs).
+ */
+function renderDns(state: ProxyState, output: ResourceSet): void {
+  const port = state.metadata.dnsPort;
+  const redirect = state.spec.networking?.transparentProxying;
+  if (!port || !redirect) return;
+  const outboundAddresses = new Set(state.policies.outbounds.map((outbound) => splitHostPort(outbound.name)?.host));
+  const addressesByDomain = new Map<string, string[]>();
+  for (const { address, domains } of state.context.state.vipDomains ?? []) {
+    if (!outboundAddresses.has(address)) continue;
+    const addresses = redirect.redirectPortInboundV6 ? [address, `::ffff:${address}`] : [address];
+    for (const domain of domains) addressesByDomain.set(domain, addresses);
+  }
+  const virtualDomains = [...addressesByDomain.keys()]
+    .sort()
+    .map((name) => ({ name, endpoint: { addressList: { address: addressesByDomain.get(name) ?? [] } }, answerTtl: DNS_ANSWER_TTL }));
+  const filter = typedExtension(FILTER.dnsFilter, {
+    '@type': TYPE.dnsFilter,
+    statPrefix: 'mesh_dns',
+    serverConfig: { inlineDnsTable: { virtualDomains } },
+    // Without a resolver of its own the filter asks the system's (resolv.conf, the hosts file).
+    clientConfig: { maxPendingLookups: 256 },
+  });
+  output.addListener(ORIGIN.dns, {
+    '@type': TYPE.listener,
+    name: DNS_LISTENER_NAME,
+    address: { socketAddress: { protocol: 'UDP', address: '127.0.0.1', portValue: port } },
+    trafficDirection: 'INBOUND',
+    listenerFilters: [filter],
+  });
+}
+
+/** Adds the admin, prometheus, transparent proxying, DNS and tracing resources to the proxy's set. */
 export function renderAuxiliary(state: ProxyState, output: ResourceSet): void {
   renderAdmin(state, output);
   renderPrometheus(state, output);
   renderTransparentProxy(state, output);
+  renderDns(state, output);
   renderTracingCluster(state, output);
 }

@@ -32,6 +32,7 @@ const ENTRY_FILES = [
   'envoy/extensions/filters/http/local_ratelimit/v3/local_rate_limit.proto',
   'envoy/extensions/filters/http/grpc_stats/v3/config.proto',
   'envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto',
+  'envoy/extensions/filters/udp/dns_filter/v3/dns_filter.proto',
   'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
   'envoy/extensions/access_loggers/file/v3/file.proto',
   'envoy/config/trace/v3/zipkin.proto',

@@ -51,6 +51,7 @@ export const TYPE = {
   localRateLimit: `${TYPE_PREFIX}envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit`,
   grpcStats: `${TYPE_PREFIX}envoy.extensions.filters.http.grpc_stats.v3.FilterConfig`,
   tlsInspector: `${TYPE_PREFIX}envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector`,
+  dnsFilter: `${TYPE_PREFIX}envoy.extensions.filters.udp.dns_filter.v3.DnsFilterConfig`,
   downstreamTlsContext: `${TYPE_PREFIX}envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext`,
   upstreamTlsContext: `${TYPE_PREFIX}envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext`,
   httpProtocolOptions: `${TYPE_PREFIX}envoy.extensions.upstreams.http.v3.HttpProtocolOptions`,
@@ -78,6 +79,7 @@ export const FILTER = {
   localRateLimit: 'envoy.filters.http.local_ratelimit',
   grpcStats: 'envoy.filters.http.grpc_stats',
   tlsInspector: 'envoy.filters.listener.tls_inspector',
+  dnsFilter: 'envoy.filters.udp.dns_filter',
   tlsTransportSocket: 'envoy.transport_sockets.tls',
 } as const;
 

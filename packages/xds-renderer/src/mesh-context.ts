@@ -9,7 +9,7 @@ import {
   type ZoneEgressSpec,
   type ZoneIngressSpec,
 } from '@mesh/model';
-import { indexPolicies, type DataplaneResource, type ExternalServiceResource, type MeshSnapshot, type PolicyIndex } from '@mesh/policy-matcher';
+import { indexPolicies, type DataplaneResource, type ExternalServiceResource, type MeshSnapshot, type PolicyIndex, type VipDomains } from '@mesh/policy-matcher';
 import { type ClusterLoadAssignment, type JsonObject, TYPE, socketAddress } from './envoy.js';
 import { EXTERNAL_SERVICE_TAG, tagsWithout } from './names.js';
 
@@ -36,6 +36,8 @@ export interface MeshState {
   readonly tlsReadyServices?: Iterable<string>;
   /** Base64 data of the mesh's Secrets by name, for the TLS data sources of external services. */
   readonly secrets?: ReadonlyMap<string, string>;
+  /** The DNS names of the mesh's virtual IPs, which transparent proxies' DNS listeners answer. */
+  readonly vipDomains?: readonly VipDomains[];
 }
 
 /** How an external service's endpoint is reached: its TLS settings, data sources as Envoy DataSources. */

@@ -14,6 +14,7 @@ export const ADMIN_CLIENT_SAN = 'mesh-cp';
 export const ADMIN_NAME = 'mesh:envoy:admin';
 export const PROMETHEUS_LISTENER_NAME = 'mesh:metrics:prometheus';
 export const METRICS_HIJACKER_NAME = 'mesh:metrics:hijacker';
+export const DNS_LISTENER_NAME = 'mesh:dns';
 
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 export const sortedTagKeys = (tags: TagMap): string[] => Object.keys(tags).sort(byCodeUnit);

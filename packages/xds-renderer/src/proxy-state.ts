@@ -21,6 +21,8 @@ export interface ProxyMetadata {
   /** Certificate and key the agent serves metrics with (`metricsCertPath`, `metricsKeyPath`). */
   readonly metricsCertPath?: string;
   readonly metricsKeyPath?: string;
+  /** The port of the DNS listener on loopback (`dataplane.dns.port`): set when the agent enables DNS. */
+  readonly dnsPort?: number;
   /** The admin listener's TLS chain (for the control plane's `/xds` calls); without it only `/ready` is exposed. */
   readonly adminTls?: { readonly server: CertificatePair; readonly caPem: string };
   /** The proxy's mesh certificate: with it the Secrets mesh mTLS refers to are rendered too. */

@@ -8,6 +8,7 @@ export const ORIGIN = {
   admin: 'admin',
   prometheus: 'prometheus',
   transparent: 'transparent',
+  dns: 'dns',
   tracing: 'tracing',
   inbound: 'inbound',
   outbound: 'outbound',

@@ -87,6 +87,9 @@ const portOf = (value: unknown): number | undefined => {
 /** Envoy's admin port as the node reports it. */
 export const adminPortOf = (node: ProxyNode): number | undefined => portOf(node.metadata[METADATA.adminPort]);
 
+/** The port the agent wants the DNS listener on (`dataplane.dns.port`); undefined when it runs no DNS. */
+export const dnsPortOf = (node: ProxyNode): number | undefined => portOf(node.metadata[METADATA.dnsPort]);
+
 export const stringMetadata = (node: ProxyNode, key: string): string | undefined => {
   const value = node.metadata[key];
   return typeof value === 'string' && value !== '' ? value : undefined;

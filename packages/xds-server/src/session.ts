@@ -10,7 +10,7 @@ import type { MeshIdentity, ProxyConfig, ProxyMetadata, ZoneProxyMetadata } from
 import { tagValuesOf } from './auth.js';
 import { renderGrpcClientConfig } from './grpc-clients.js';
 import type { MtlsFigures } from './insights.js';
-import { adminPortOf, METADATA, type ProxyNode, RESOURCE_TYPE_OF, stringMetadata } from './proxy-node.js';
+import { adminPortOf, dnsPortOf, METADATA, type ProxyNode, RESOURCE_TYPE_OF, stringMetadata } from './proxy-node.js';
 import type { RefreshQueue } from './refresh-queue.js';
 import { type Snapshot, snapshotOf } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
@@ -211,8 +211,10 @@ export class ProxySession {
     const issued = this.identity?.issued;
     if (this.metadata && this.metadata.identity?.certificatePem === issued?.certificatePem) return;
     const adminPort = adminPortOf(node);
+    const dnsPort = dnsPortOf(node);
     this.nodeMetadata ??= {
       ...(adminPort !== undefined ? { adminPort } : {}),
+      ...(dnsPort !== undefined ? { dnsPort } : {}),
       ...optional('adminAddress', stringMetadata(node, METADATA.adminAddress)),
       ...optional('accessLogSocketPath', stringMetadata(node, METADATA.accessLogSocketPath)),
       ...optional('metricsSocketPath', stringMetadata(node, METADATA.metricsSocketPath)),

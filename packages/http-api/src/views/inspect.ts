@@ -88,7 +88,7 @@ async function dataplaneRules(ctx: ApiContext, req: Request, res: Response, para
   const mesh = await meshProxies(ctx, req, params.mesh!, 'Could not build MeshContext');
   const match = mesh.targetRefMatch(params.name!);
   if (!match) throw resourceNotFound('Could not get MatchedPolicies');
-  const items = listRuleItems(match);
+  const items = listRuleItems(match, mesh.vipDomains());
   sendJson(res, 200, JSON.stringify({ total: items.length, items }));
 }
 

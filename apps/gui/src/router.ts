@@ -16,6 +16,7 @@ export const routes: RouteRecordRaw[] = [
   },
   { path: '/meshes/:mesh/services', name: 'services', component: () => import('./pages/services/ServicesPage.vue'), meta: { title: 'Services' } },
   { path: '/meshes/:mesh/services/:service', name: 'service', component: () => import('./pages/services/ServicePage.vue'), meta: { title: 'Service' } },
+  { path: '/meshes/:mesh/service-map', name: 'service-map', component: () => import('./pages/services/ServiceMapPage.vue'), meta: { title: 'Service map' } },
   { path: '/meshes/:mesh/gateways', name: 'gateways', component: () => import('./pages/gateways/GatewaysPage.vue'), meta: { title: 'Gateways' } },
   { path: '/meshes/:mesh/policies', name: 'policies', component: () => import('./pages/policies/PoliciesPage.vue'), meta: { title: 'Policies' } },
   { path: '/meshes/:mesh/policies/:kind/:name', name: 'policy', component: () => import('./pages/policies/PolicyPage.vue'), meta: { title: 'Policy' } },

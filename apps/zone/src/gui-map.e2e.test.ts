@@ -1,0 +1,122 @@
+// End to end: the GUI's service map (docs/gui.md, Service map) in real Chromium against the built
+// mesh-zone binary, on a mesh with mTLS (so that permissions are checked) and proxies held online
+// by ADS test clients. The map shows the services with their proxies online and the calls the
+// permissions let through, follows a MeshTrafficPermission without a reload, and its nodes and
+// arrows lead to the service and the policies.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AdsClient, TYPE } from './testing/ads-client.js';
+import { eventually } from './testing/envoy.js';
+import { checkAndCapture, GuiBrowser, textOf, type OpenPage } from './testing/gui.js';
+import type { ControlPlaneProcess } from './testing/process.js';
+import { callApi, putResource, sidecar, startWithPlaintextDpServer } from './testing/xds-fixtures.js';
+
+let cp: ControlPlaneProcess;
+let gui: GuiBrowser;
+const clients: AdsClient[] = [];
+
+const api = (method: string, path: string, body?: unknown) => callApi(cp.url, method, path, body);
+const put = (path: string, body: Record<string, unknown>) => putResource(cp.url, path, body);
+
+beforeAll(async () => {
+  let dpAddress: string;
+  ({ cp, dpAddress } = await startWithPlaintextDpServer({ MESH_DP_SERVER_AUTHN_DP_PROXY_TYPE: 'none', MESH_XDS_SERVER_DATAPLANE_STATUS_FLUSH_INTERVAL: '500ms' }));
+  // The default mesh keeps its allow-all TrafficPermission; with mTLS on, permissions are checked.
+  await put('/meshes/default', { type: 'Mesh', name: 'default', mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
+  await put('/meshes/default/dataplanes/web-1', sidecar('web-1', '10.0.0.1', 'web', ['backend', 'billing']));
+  await put('/meshes/default/dataplanes/backend-1', sidecar('backend-1', '10.0.0.2', 'backend'));
+  await put('/meshes/default/dataplanes/backend-2', sidecar('backend-2', '10.0.0.3', 'backend'));
+  await put('/meshes/default/dataplanes/billing-1', sidecar('billing-1', '10.0.0.4', 'billing'));
+  for (const name of ['web-1', 'backend-1']) {
+    const client = new AdsClient({ address: dpAddress, nodeId: `default.${name}` });
+    client.request({ typeUrl: TYPE.cluster });
+    await client.next(TYPE.cluster, 1);
+    clients.push(client);
+  }
+  await eventually(
+    async () => (await api('GET', '/meshes/default/service-insights/backend')).json?.status,
+    (status) => status === 'partially_degraded',
+    'backend partially degraded',
+    60_000,
+  );
+  gui = await GuiBrowser.launch();
+}, 180_000);
+
+afterEach(async () => {
+  await gui?.closePages();
+});
+
+afterAll(async () => {
+  await gui?.close();
+  for (const client of clients) client.close();
+  await cp?.stop();
+}, 60_000);
+
+const open = (path: string): Promise<OpenPage> => gui.open(`${cp.url}/gui${path}`);
+const edgeNames = async (opened: OpenPage) => (await opened.page.locator('[data-testid^="map-edge-"]').evaluateAll((edges) => edges.map((edge) => edge.getAttribute('aria-label')))).sort();
+
+describe('the service map of the GUI in Chromium', () => {
+  it('shows the services with their proxies online and the calls the permissions let through, live', async () => {
+    const opened = await open('/meshes/default/service-map');
+    const { page } = opened;
+    expect(await textOf(page, '[data-testid="map-node-backend"]', (text) => text.includes('1/2'))).toContain('backend');
+    expect(await textOf(page, '[data-testid="map-node-web"]', (text) => text.includes('1/1'))).toContain('web');
+    expect(await textOf(page, '[data-testid="map-node-billing"]', (text) => text.includes('0/1'))).toContain('billing');
+    expect(await page.locator('[data-testid="map-node-web"] a').getAttribute('aria-label')).toBe('Service web: 1 of 1 proxies online');
+    expect(await edgeNames(opened)).toEqual(['web calls backend', 'web calls billing']);
+    expect(await textOf(page, '[data-testid="map-call-web-backend"]', (text) => text !== '')).toContain('TrafficPermission allow-all-default');
+    expect(await textOf(page, '[data-testid="map-enforcement"]', (text) => text !== '')).toContain('traffic permission lets in');
+    await checkAndCapture(opened, 'service-map');
+
+    // A MeshTrafficPermission keeping web out of backend removes the arrow without a reload.
+    const live = await open('/meshes/default/service-map');
+    await live.page.locator('[data-testid="map-edge-web-backend"]').waitFor();
+    await put('/meshes/default/meshtrafficpermissions/backend-no-web', {
+      type: 'MeshTrafficPermission',
+      mesh: 'default',
+      name: 'backend-no-web',
+      spec: { targetRef: { kind: 'MeshService', name: 'backend' }, from: [{ targetRef: { kind: 'MeshService', name: 'web' }, default: { action: 'Deny' } }] },
+    });
+    await live.page.locator('[data-testid="map-edge-web-backend"]').waitFor({ state: 'detached', timeout: 30_000 });
+    expect(await edgeNames(live)).toEqual(['web calls billing']);
+    // A new proxy calling billing adds its service and arrow.
+    await put('/meshes/default/dataplanes/orders-1', sidecar('orders-1', '10.0.0.5', 'orders', ['billing']));
+    await live.page.locator('[data-testid="map-edge-orders-billing"]').waitFor({ timeout: 30_000 });
+    expect(await textOf(live.page, '[data-testid="map-node-orders"]', (text) => text.includes('0/1'))).toContain('orders');
+    expect(live.problems).toEqual([]);
+    await api('DELETE', '/meshes/default/meshtrafficpermissions/backend-no-web');
+    await api('DELETE', '/meshes/default/dataplanes/orders-1');
+  });
+
+  it('opens the permissions of an arrow and the page of a node, by mouse and by keyboard', async () => {
+    const opened = await open('/meshes/default/service-map');
+    const { page } = opened;
+    await page.locator('[data-testid="map-edge-web-billing"]').click();
+    expect(await textOf(page, '[data-testid="map-panel"]', (text) => text.includes('allow-all-default'))).toContain('web → billing');
+    expect(new URL(page.url()).search).toBe('?from=web&to=billing');
+    await page.getByRole('link', { name: 'allow-all-default' }).click();
+    await page.waitForURL(/\/policies\/traffic-permissions\/allow-all-default$/);
+    await page.getByRole('heading', { name: /allow-all-default/ }).waitFor();
+
+    // The keyboard: Enter on an arrow, then on a node.
+    const keyboard = await open('/meshes/default/service-map');
+    const edge = keyboard.page.locator('[data-testid="map-edge-web-backend"]');
+    await edge.focus();
+    await keyboard.page.keyboard.press('Enter');
+    expect(await textOf(keyboard.page, '[data-testid="map-panel"]', (text) => text.includes('→'))).toContain('web → backend');
+    expect(await edge.getAttribute('aria-pressed')).toBe('true');
+    await keyboard.page.locator('[data-testid="map-node-backend"] a').focus();
+    await keyboard.page.keyboard.press('Enter');
+    await keyboard.page.waitForURL(/\/meshes\/default\/services\/backend$/);
+    expect(await textOf(keyboard.page, '[data-testid="service-online"]', (text) => text !== '')).toBe('1 of 2');
+    expect([...opened.problems, ...keyboard.problems]).toEqual([]);
+  });
+
+  it('is reached from the mesh page and the navigation', async () => {
+    const opened = await open('/meshes/default');
+    await opened.page.getByRole('main').getByRole('link', { name: 'Service map' }).click();
+    await opened.page.waitForURL(/\/meshes\/default\/service-map$/);
+    await opened.page.locator('[data-testid="map-node-web"]').waitFor();
+    await opened.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Service map' }).waitFor();
+    expect(opened.problems).toEqual([]);
+  });
+});

@@ -18,6 +18,13 @@ export const routes: RouteRecordRaw[] = [
   { path: '/meshes/:mesh/services/:service', name: 'service', component: () => import('./pages/services/ServicePage.vue'), meta: { title: 'Service' } },
   { path: '/meshes/:mesh/service-map', name: 'service-map', component: () => import('./pages/services/ServiceMapPage.vue'), meta: { title: 'Service map' } },
   { path: '/meshes/:mesh/gateways', name: 'gateways', component: () => import('./pages/gateways/GatewaysPage.vue'), meta: { title: 'Gateways' } },
+  { path: '/meshes/:mesh/gateways/builtin/:name', name: 'gateway', component: () => import('./pages/gateways/GatewayPage.vue'), meta: { title: 'Builtin gateway' } },
+  {
+    path: '/meshes/:mesh/gateways/delegated/:name',
+    name: 'delegated-gateway',
+    component: () => import('./pages/gateways/DelegatedGatewayPage.vue'),
+    meta: { title: 'Delegated gateway' },
+  },
   { path: '/meshes/:mesh/policies', name: 'policies', component: () => import('./pages/policies/PoliciesPage.vue'), meta: { title: 'Policies' } },
   { path: '/meshes/:mesh/policies/:kind/:name', name: 'policy', component: () => import('./pages/policies/PolicyPage.vue'), meta: { title: 'Policy' } },
   { path: '/diagnostics', name: 'diagnostics', component: () => import('./pages/DiagnosticsPage.vue'), meta: { title: 'Diagnostics' } },

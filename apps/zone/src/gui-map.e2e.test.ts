@@ -26,7 +26,38 @@ beforeAll(async () => {
   await put('/meshes/default/dataplanes/backend-1', sidecar('backend-1', '10.0.0.2', 'backend'));
   await put('/meshes/default/dataplanes/backend-2', sidecar('backend-2', '10.0.0.3', 'backend'));
   await put('/meshes/default/dataplanes/billing-1', sidecar('billing-1', '10.0.0.4', 'billing'));
-  for (const name of ['web-1', 'backend-1']) {
+  // A builtin gateway routing to backend, and a delegated one calling it.
+  await put('/meshes/default/meshgateways/edge', {
+    type: 'MeshGateway',
+    mesh: 'default',
+    name: 'edge',
+    selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+    conf: { listeners: [{ port: 8080, protocol: 'HTTP' }, { port: 9443, protocol: 'TLS', hostname: 'tls.example.com', tls: { mode: 'PASSTHROUGH' } }] },
+  });
+  await put('/meshes/default/dataplanes/edge-1', { type: 'Dataplane', mesh: 'default', name: 'edge-1', networking: { address: '10.0.0.10', gateway: { type: 'BUILTIN', tags: { 'mesh.io/service': 'edge' } } } });
+  await put('/meshes/default/meshgatewayroutes/edge-to-backend', {
+    type: 'MeshGatewayRoute',
+    mesh: 'default',
+    name: 'edge-to-backend',
+    selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+    conf: { http: { rules: [{ matches: [{ path: { match: 'PREFIX', value: '/' } }], backends: [{ destination: { 'mesh.io/service': 'backend' } }] }] } },
+  });
+  await put('/meshes/default/meshhttproutes/edge-api', {
+    type: 'MeshHTTPRoute',
+    mesh: 'default',
+    name: 'edge-api',
+    spec: {
+      targetRef: { kind: 'MeshService', name: 'edge' },
+      to: [{ targetRef: { kind: 'MeshService', name: 'backend' }, rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/api' } }], default: { backendRefs: [{ kind: 'MeshService', name: 'backend' }] } }] }],
+    },
+  });
+  await put('/meshes/default/dataplanes/kong-1', {
+    type: 'Dataplane',
+    mesh: 'default',
+    name: 'kong-1',
+    networking: { address: '10.0.0.11', gateway: { tags: { 'mesh.io/service': 'kong' } }, outbound: [{ port: 10001, tags: { 'mesh.io/service': 'backend' } }] },
+  });
+  for (const name of ['web-1', 'backend-1', 'edge-1']) {
     const client = new AdsClient({ address: dpAddress, nodeId: `default.${name}` });
     client.request({ typeUrl: TYPE.cluster });
     await client.next(TYPE.cluster, 1);
@@ -62,12 +93,14 @@ describe('the service map of the GUI in Chromium', () => {
     expect(await textOf(page, '[data-testid="map-node-web"]', (text) => text.includes('1/1'))).toContain('web');
     expect(await textOf(page, '[data-testid="map-node-billing"]', (text) => text.includes('0/1'))).toContain('billing');
     expect(await page.locator('[data-testid="map-node-web"] a').getAttribute('aria-label')).toBe('Service web: 1 of 1 proxies online');
-    expect(await edgeNames(opened)).toEqual(['web calls backend', 'web calls billing']);
+    // The gateways call backend too: the builtin one by its route, the delegated one by its outbound.
+    expect(await edgeNames(opened)).toEqual(['edge calls backend', 'kong calls backend', 'web calls backend', 'web calls billing']);
     expect(await textOf(page, '[data-testid="map-call-web-backend"]', (text) => text !== '')).toContain('TrafficPermission allow-all-default');
     expect(await textOf(page, '[data-testid="map-enforcement"]', (text) => text !== '')).toContain('traffic permission lets in');
     await checkAndCapture(opened, 'service-map');
 
-    // A MeshTrafficPermission keeping web out of backend removes the arrow without a reload.
+    // A MeshTrafficPermission keeping web out of backend removes the arrow without a reload (and, replacing the
+    // TrafficPermission at backend's inbounds, lets no one else in either).
     const live = await open('/meshes/default/service-map');
     await live.page.locator('[data-testid="map-edge-web-backend"]').waitFor();
     await put('/meshes/default/meshtrafficpermissions/backend-no-web', {
@@ -118,5 +151,53 @@ describe('the service map of the GUI in Chromium', () => {
     await opened.page.locator('[data-testid="map-node-web"]').waitFor();
     await opened.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Service map' }).waitFor();
     expect(opened.problems).toEqual([]);
+  });
+});
+
+describe('the gateway pages of the GUI in Chromium', () => {
+  it("opens a builtin gateway's page from the list, with its listeners, routes and proxies", async () => {
+    const opened = await open('/meshes/default/gateways');
+    const { page } = opened;
+    await page.getByRole('link', { name: 'edge', exact: true }).click();
+    await page.waitForURL(/\/meshes\/default\/gateways\/builtin\/edge$/);
+    expect(await textOf(page, '[data-testid="listener-8080"]', (text) => text.includes('edge-to-backend'))).toMatch(/^8080\s*HTTP\s*\*\s*none/);
+    expect(await textOf(page, '[data-testid="listener-9443"]', (text) => text !== '')).toMatch(/^9443\s*TLS\s*tls\.example\.com\s*PASSTHROUGH, 0 certificates/);
+    await page.locator('[data-testid="route-MeshGatewayRoute-edge-to-backend"]').waitFor();
+    await page.locator('[data-testid="route-MeshHTTPRoute-edge-api"]').waitFor();
+    expect(await textOf(page, '[data-testid="gateway-proxy-edge-1"]', (text) => text.includes('Online'))).toContain('10.0.0.10');
+
+    // A listener added through the API shows without a reload; the route links to its policy page.
+    await put('/meshes/default/meshgateways/edge', {
+      type: 'MeshGateway',
+      mesh: 'default',
+      name: 'edge',
+      selectors: [{ match: { 'mesh.io/service': 'edge' } }],
+      conf: { listeners: [{ port: 8080, protocol: 'HTTP' }, { port: 9443, protocol: 'TLS', hostname: 'tls.example.com', tls: { mode: 'PASSTHROUGH' } }, { port: 9090, protocol: 'TCP' }] },
+    });
+    expect(await textOf(page, '[data-testid="listener-9090"]', (text) => text !== '')).toMatch(/^9090\s*TCP/);
+    await checkAndCapture({ page, problems: opened.problems }, 'gateway');
+
+    const again = await open('/meshes/default/gateways/builtin/edge');
+    await again.page.getByRole('link', { name: 'edge-api' }).click();
+    await again.page.waitForURL(/\/policies\/meshhttproutes\/edge-api$/);
+    expect(again.problems).toEqual([]);
+  });
+
+  it("opens a delegated gateway's page from the list, with its status, outbounds and routes", async () => {
+    const opened = await open('/meshes/default/gateways');
+    const { page } = opened;
+    await page.getByRole('link', { name: 'kong-1' }).click();
+    await page.waitForURL(/\/meshes\/default\/gateways\/delegated\/kong-1$/);
+    expect(await textOf(page, '[data-testid="gateway-status"]', (text) => text !== '')).toBe('Offline');
+    expect(await textOf(page, '[data-testid="outbound-10001"]', (text) => text !== '')).toMatch(/^10001\s*backend/);
+    await page.getByRole('heading', { name: 'Routes' }).waitFor();
+    await checkAndCapture(opened, 'delegated-gateway');
+  });
+
+  it('shows a not-found page for a gateway that does not exist, and for a proxy that is no delegated gateway', async () => {
+    for (const path of ['/meshes/default/gateways/builtin/nowhere', '/meshes/default/gateways/delegated/web-1']) {
+      const opened = await open(path);
+      await opened.page.getByRole('heading', { name: 'Not found' }).waitFor();
+    }
   });
 });

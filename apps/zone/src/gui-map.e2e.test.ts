@@ -201,3 +201,52 @@ describe('the gateway pages of the GUI in Chromium', () => {
     }
   });
 });
+
+describe('the layout of the GUI with long names in a narrow window', () => {
+  const LONG_PROXY = 'checkout-frontend-canary-replica-in-the-eu-west-availability-zone-number-one';
+  const LONG_SERVICE = 'checkout-frontend-canary-service-of-the-european-storefront-team';
+
+  it('keeps every page within a 700 px window, long names wrapped', async () => {
+    expect(LONG_SERVICE.length).toBeGreaterThanOrEqual(60);
+    await put(`/meshes/default/dataplanes/${LONG_PROXY}`, sidecar(LONG_PROXY, '10.0.0.20', LONG_SERVICE, ['backend']));
+    const pages: Array<[string, string]> = [
+      ['/', '[data-testid="proxies-standard"]'],
+      ['/meshes/default/data-plane-proxies', `[data-testid="proxy-row-${LONG_PROXY}"]`],
+      [`/meshes/default/data-plane-proxies/${LONG_PROXY}`, 'h1'],
+      ['/meshes/default/services', `[data-testid="service-row-${LONG_SERVICE}"]`],
+      [`/meshes/default/services/${LONG_SERVICE}`, `[data-testid="proxy-row-${LONG_PROXY}"]`],
+      ['/meshes/default/service-map', `[data-testid="map-node-${LONG_SERVICE}"]`],
+      ['/meshes/default/gateways/builtin/edge', '[data-testid="listener-8080"]'],
+    ];
+    for (const [path, selector] of pages) {
+      const opened = await open(path);
+      await opened.page.setViewportSize({ width: 700, height: 900 });
+      await opened.page.locator(selector).first().waitFor();
+      await opened.page.locator('.live[data-state="live"]').waitFor();
+      const widths = await opened.page.evaluate<{ scroll: number; client: number }>('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })');
+      expect(widths.scroll, `${path} is ${widths.scroll} px wide in ${widths.client} px`).toBeLessThanOrEqual(widths.client);
+      if (path === `/meshes/default/data-plane-proxies/${LONG_PROXY}`) {
+        await checkAndCapture(opened, 'narrow-data-plane-proxy');
+      } else {
+        expect(opened.problems, path).toEqual([]);
+        await opened.page.close();
+      }
+    }
+    await api('DELETE', `/meshes/default/dataplanes/${LONG_PROXY}`);
+  });
+
+  it('shows the home page cards under headings that name them, and a Sign in link to the loopback admin', async () => {
+    const opened = await open('/');
+    const { page } = opened;
+    await page.locator('[data-testid="proxies-standard"]').waitFor();
+    const proxies = page.getByRole('region', { name: 'Data plane proxies' });
+    expect(await proxies.locator('.card h3').allTextContents()).toEqual(['Standard proxies', 'Builtin gateways', 'Delegated gateways']);
+    const servicesAndPolicies = page.getByRole('region', { name: 'Services and policies' });
+    expect(await servicesAndPolicies.locator('.card h3').allTextContents()).toEqual(['Services', 'Policies']);
+    // Admin from loopback, a user may still sign in with a token of their own.
+    expect(await textOf(page, '[data-testid="caller"]', (text) => text.startsWith('Signed in'))).toBe('Signed in as mesh-system:admin');
+    await page.getByRole('banner').getByRole('link', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/gui\/sign-in$/);
+    expect(opened.problems).toEqual([]);
+  });
+});

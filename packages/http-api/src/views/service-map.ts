@@ -4,8 +4,17 @@
 // destinations for a builtin gateway); with mesh mTLS on, a call reaches a service only where an
 // inbound of it lets the caller in: by the MeshTrafficPermission rules of the inbound when one
 // selects it, else by its TrafficPermission (none lets nobody in). Without mTLS nothing is checked.
-import { dataplaneTagSets, type DataplaneResource, resourceNotFound, SERVICE_TAG, type TagMap } from '@mesh/model';
-import { inboundRulesOf, type AnyPolicy, type AnyTargetRefPolicy, type Subset, type TargetRefRule, targetRefRulesOf } from '@mesh/policy-matcher';
+import { dataplaneTagSets, resourceNotFound, SERVICE_TAG, type TagMap } from '@mesh/model';
+import {
+  type AnyPolicy,
+  type AnyTargetRefPolicy,
+  type DataplaneResource,
+  inboundRulesOf,
+  type Subset,
+  type TargetRefConfOf,
+  type TargetRefRule,
+  targetRefRulesOf,
+} from '@mesh/policy-matcher';
 import type { MeshProxies } from '@mesh/proxy-config';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
@@ -35,7 +44,7 @@ export interface ServiceMap {
   readonly edges: readonly ServiceMapEdge[];
 }
 
-type MtpRule = TargetRefRule<{ action?: 'Allow' | 'Deny' | 'AllowWithShadowDeny' }>;
+type MtpRule = TargetRefRule<TargetRefConfOf<'MeshTrafficPermission'>>;
 
 /** Where a service is served: an inbound's permission, or its MeshTrafficPermission rules in its place. */
 interface Entrance {
@@ -96,7 +105,7 @@ export function serviceMapOf(mesh: MeshProxies): ServiceMap {
       const selected = mtp?.from.some((entry) => entry.address === inbound.interface.dataplaneIp && entry.port === inbound.interface.dataplanePort);
       const entrance: Entrance = {
         trafficPermission: inbound.trafficPermission,
-        mtpRules: selected && mtp ? (inboundRulesOf(mtp, inbound.interface.dataplaneIp, inbound.interface.dataplanePort) as readonly MtpRule[]) : undefined,
+        mtpRules: selected && mtp ? inboundRulesOf(mtp, inbound.interface.dataplaneIp, inbound.interface.dataplanePort) : undefined,
       };
       const entrances = entrancesOf.get(inbound.service) ?? [];
       // Proxies of one service mostly share their permissions: each pair is checked once.

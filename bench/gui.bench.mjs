@@ -1,6 +1,9 @@
 // GUI benchmark (bench/README.md, GUI): how long the proxies list of a mesh of 10,000 proxies takes
-// to show its first page in Chromium, from the start of a navigation to the first row on screen.
-// Prints figures beside the target (1 s); asserts nothing.
+// to show its first page in Chromium, from the start of a navigation to the first row on screen,
+// and the same for a baseline: a static HTML page of the same rows served by node:http, which is
+// what showing them costs the browser alone. Prints figures beside the target (1 s) and the
+// ratios to the baseline; asserts nothing.
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { children, quantile, startZone } from './common.mjs';
 
@@ -40,11 +43,14 @@ async function load(url) {
 
 const fmt = (ms) => `${Math.round(ms)} ms`;
 
-function summary(label, times) {
+const median = (times) => quantile([...times].sort((a, b) => a - b), 0.5);
+
+/** A row of the table: the GUI's figures, then the baseline's median and the ratio of the medians. */
+function summary(label, times, baselineTimes) {
   const sorted = [...times].sort((a, b) => a - b);
-  const p50 = quantile(sorted, 0.5);
   const max = sorted.at(-1);
-  return `| ${label} | ${fmt(p50)} | ${fmt(quantile(sorted, 0.9))} | ${fmt(max)} | ${max < TARGET_MS ? 'yes' : 'no'} |`;
+  const compared = baselineTimes ? `${fmt(median(baselineTimes))} | ${(median(times) / median(baselineTimes)).toFixed(1)}×` : '— | —';
+  return `| ${label} | ${fmt(median(times))} | ${fmt(quantile(sorted, 0.9))} | ${fmt(max)} | ${max < TARGET_MS ? 'yes' : 'no'} | ${compared} |`;
 }
 
 const zone = await startZone();
@@ -76,24 +82,55 @@ async function firstRowAt(page) {
   throw new Error('the list showed no row within 30 s');
 }
 
-/** A page load of the list in a new tab (its cache is the context's): from the start of the navigation (the page's clock's 0) to the first row. */
-async function loadList(context) {
+/** A page load of `url` in a new tab (its cache is the context's): from the start of the navigation (the page's clock's 0) to the first row. */
+async function loadList(context, url) {
   const page = await context.newPage();
-  await page.goto(`${zone.url}${listPath}`, { waitUntil: 'commit' });
+  await page.goto(url, { waitUntil: 'commit' });
   const elapsed = await firstRowAt(page);
   await page.close();
   return elapsed;
 }
 
+/** The list's table as the GUI renders it: its rows are the first page of the mesh's proxies. */
+async function renderedTable() {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${zone.url}${listPath}`);
+  await page.locator('[data-testid^="proxy-row-"]').first().waitFor();
+  const table = await page.locator('table:has([data-testid^="proxy-row-"])').evaluate((element) => element.outerHTML);
+  await context.close();
+  return table;
+}
+
+/** The baseline: one static page of those rows from node:http, revalidated as the GUI's `index.html` is. */
+async function startBaseline(table) {
+  const html = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Data plane proxies</title></head><body><main><h1>Data plane proxies</h1>${table}</main></body></html>\n`;
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' });
+    res.end(html);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${server.address().port}/` };
+}
+
+const baseline = await startBaseline(await renderedTable());
 const cold = [];
 const warm = [];
 const inApp = [];
+const baselineCold = [];
+const baselineWarm = [];
 for (let run = 0; run < RUNS; run++) {
-  // A new context each run: nothing cached, as a first visit.
+  // A new context each run: nothing cached, as a first visit. The baseline's runs alternate with the GUI's, so
+  // that both see the machine alike.
   const context = await browser.newContext();
   await context.addInitScript(RECORD_FIRST_ROW);
-  cold.push(await loadList(context));
-  warm.push(await loadList(context));
+  cold.push(await loadList(context, `${zone.url}${listPath}`));
+  warm.push(await loadList(context, `${zone.url}${listPath}`));
+  const baselineContext = await browser.newContext();
+  await baselineContext.addInitScript(RECORD_FIRST_ROW);
+  baselineCold.push(await loadList(baselineContext, baseline.url));
+  baselineWarm.push(await loadList(baselineContext, baseline.url));
+  await baselineContext.close();
   // From the home page, a click on the navigation: the app is loaded, the list's chunk is not.
   const page = await context.newPage();
   await page.goto(`${zone.url}/gui/`);
@@ -107,11 +144,12 @@ for (let run = 0; run < RUNS; run++) {
 }
 
 console.log(`\nThe first page (50 rows) of the proxies list of a mesh of ${PROXIES} proxies, ${RUNS} runs each:\n`);
-console.log('| navigation | median | p90 | slowest | under 1 s |');
-console.log('|---|---|---|---|---|');
-console.log(summary('first visit (nothing cached), URL typed in', cold));
-console.log(summary('again in a new tab (assets cached)', warm));
+console.log('| navigation | median | p90 | slowest | under 1 s | baseline median | ratio |');
+console.log('|---|---|---|---|---|---|---|');
+console.log(summary('first visit (nothing cached), URL typed in', cold, baselineCold));
+console.log(summary('again in a new tab (assets cached)', warm, baselineWarm));
 console.log(summary('from the home page, by the navigation link', inApp));
 
 await browser.close();
+baseline.server.close();
 for (const child of children) child.kill('SIGTERM');

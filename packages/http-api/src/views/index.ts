@@ -1,5 +1,5 @@
 // Computed endpoints (index, configuration, catalogue, insights, overviews, the dataplanes a
-// policy selects, inspection, tokens), declared in one table per concern and added after the CRUD routes.
+// policy selects, inspection, the service map, tokens), declared in one table per concern and added after the CRUD routes.
 import type { ApiContext } from '../context.js';
 import type { RouteTable } from '../route-table.js';
 import { addInsightRoutes } from './insights.js';
@@ -7,6 +7,7 @@ import { addInspectRoutes } from './inspect.js';
 import { addMetaRoutes } from './meta.js';
 import { addOverviewRoutes } from './overviews.js';
 import { addPolicyDataplanesRoutes } from './policy-dataplanes.js';
+import { addServiceMapRoutes } from './service-map.js';
 import { addTokenRoutes } from './tokens.js';
 
 export function addViewRoutes(table: RouteTable, ctx: ApiContext): void {
@@ -15,5 +16,6 @@ export function addViewRoutes(table: RouteTable, ctx: ApiContext): void {
   addOverviewRoutes(table, ctx);
   addPolicyDataplanesRoutes(table, ctx);
   addInspectRoutes(table, ctx);
+  addServiceMapRoutes(table, ctx);
   addTokenRoutes(table, ctx);
 }

@@ -1,10 +1,10 @@
 // Starts a built control-plane binary on free ports with its own work directory, for end-to-end tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@mesh/testing';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 export const BINARIES = {
@@ -12,30 +12,8 @@ export const BINARIES = {
   'mesh-global': join(repoRoot, 'apps', 'global', 'dist', 'main.js'),
 } as const;
 
-function anyFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Ports handed out by this test process: one not bound yet may be offered again by the system. */
-const handedOut = new Set<number>();
-
-/** A free port on loopback, never one this process was given before (ports taken in a row for one proxy must differ). */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await anyFreePort();
-    if (handedOut.has(port)) continue;
-    handedOut.add(port);
-    return port;
-  }
-}
+// One source of ports for every helper of a test process, so that none hands out a port another did.
+export { freePort } from '@mesh/testing';
 
 export interface ControlPlaneProcess {
   pid: number;

@@ -28,7 +28,7 @@ export default defineConfig({
   test: {
     // Two files at a time even on two cores: the end-to-end files spend most of their time waiting
     // on processes they started (control planes, Envoy, Chromium). Their ports come from a range
-    // per worker (apps/zone/src/testing/process.ts).
+    // per worker (packages/testing/src/process.ts).
     maxWorkers: 2,
     projects: [
       ...folders.map(projectOf),

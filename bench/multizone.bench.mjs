@@ -1,46 +1,33 @@
 #!/usr/bin/env node
 // Zone sync on this machine: one global and three zones, each a real process on its own SQLite
-// file (scripts/topology.mjs starts them). Measures, against a baseline taken in the same run
+// file (startTopology of packages/testing starts them). Measures, against a baseline taken in the same run
 // (a write then read on one control plane):
 //   - a PUT on the global until readable on every zone (median, p99 over BENCH_SAMPLES changes);
 //   - a dataplane PUT on a zone until readable on the global;
 //   - a zone that was down converging after BENCH_CHANGES changes on the global;
 //   - the global's resident memory with 3 zones x BENCH_DATAPLANES dataplanes synced.
 // Prints figures; asserts nothing. See bench/README.md.
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startProcess, zoneEnv } from '../scripts/topology.mjs';
-import { freePort, quantile, sleep } from './common.mjs';
+import { readFileSync } from 'node:fs';
+import { startTopology } from '../packages/testing/dist/index.js';
+import { quantile, sleep } from './common.mjs';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 10_000);
 const DATAPLANES = Number(process.env.BENCH_DATAPLANES ?? 5_000);
 const ZONES = 3;
 
-const freePorts = async () => ({ http: await freePort(), https: await freePort(), diagnostics: await freePort(), kds: await freePort() });
-
-const started = [];
-process.on('exit', () => started.forEach(({ child }) => child.exitCode === null && child.kill('SIGKILL')));
-const root = mkdtempSync(join(tmpdir(), 'mesh-bench-mz-'));
-const start = async (binary, name, env = {}, ports) => {
-  const cp = await startProcess({ binary, workDir: join(root, name), ports: ports ?? (await freePorts()), env: { MESH_LOG_LEVEL: 'warn', ...env } });
-  started.push(cp);
-  return cp;
-};
-
 const json = { 'content-type': 'application/json' };
 const put = async (cp, path, body) => {
-  const res = await fetch(`${cp.url}${path}`, { method: 'PUT', headers: json, body: JSON.stringify(body) });
+  const res = await fetch(`${cp.api}${path}`, { method: 'PUT', headers: json, body: JSON.stringify(body) });
   if (res.status >= 300) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
 };
-const status = async (cp, path) => (await fetch(`${cp.url}${path}`)).status;
+const status = async (cp, path) => (await fetch(`${cp.api}${path}`)).status;
 async function until(check) {
   while (!(await check())) await sleep(1);
 }
 const percentile = (values, p) => quantile([...values].sort((a, b) => a - b), p / 100);
 const ms = (n) => `${n.toFixed(1)} ms`;
-const rssMb = (cp) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cp.child.pid}/status`, 'utf8'))[1]) / 1024;
+const rssMb = (cp) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cp.pid}/status`, 'utf8'))[1]) / 1024;
 
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
 const route = (name, service = 'backend') => ({ type: 'TrafficRoute', mesh: 'default', name, sources: ALL, destinations: ALL, conf: { destination: { 'mesh.io/service': service } } });
@@ -59,9 +46,10 @@ async function inParallel(count, concurrency, task) {
 }
 
 console.log(`zone sync: 1 global, ${ZONES} zones, ${SAMPLES} samples, ${CHANGES} changes while a zone is down, ${DATAPLANES} dataplanes a zone`);
-const global = await start('global', 'global');
-const zones = [];
-for (let i = 1; i <= ZONES; i++) zones.push(await start('zone', `zone-${i}`, zoneEnv(`zone-${i}`, global)));
+const quiet = { MESH_LOG_LEVEL: 'warn' };
+const topology = await startTopology({ zones: ZONES, globalEnv: quiet, zoneEnv: () => quiet });
+const { global, zones } = topology;
+process.on('exit', () => [global, ...zones].forEach((cp) => cp.pid && process.kill(cp.pid, 'SIGKILL')));
 await until(async () => (await Promise.all(zones.map((z) => status(z, '/meshes/default')))).every((s) => s === 200));
 
 // Baseline: a write then a read on the global itself.
@@ -100,29 +88,26 @@ console.log(`| dataplane PUT on a zone, readable on the global | ${ms(percentile
 
 // A zone down while the global changes, then back.
 const away = zones[ZONES - 1];
-const awayIndex = started.indexOf(away);
-away.child.kill('SIGTERM');
-await new Promise((resolve) => away.child.once('exit', resolve));
+await away.stop();
 const t1 = performance.now();
 await inParallel(CHANGES, 8, (i) => put(global, `/meshes/default/traffic-routes/away-${i}`, route(`away-${i}`, `svc-${i % 50}`)));
 const writing = performance.now() - t1;
 const t2 = performance.now();
-const back = await start('zone', 'zone-3', zoneEnv('zone-3', global), away.ports);
-started.splice(awayIndex, 1);
+await away.start();
 const ready = performance.now() - t2;
-await until(async () => (await status(back, `/meshes/default/traffic-routes/away-${CHANGES - 1}`)) === 200);
-const routesOnGlobal = (await (await fetch(`${global.url}/meshes/default/traffic-routes?size=1`)).json()).total;
-await until(async () => (await (await fetch(`${back.url}/meshes/default/traffic-routes?size=1`)).json()).total === routesOnGlobal);
+await until(async () => (await status(away, `/meshes/default/traffic-routes/away-${CHANGES - 1}`)) === 200);
+const routesOnGlobal = (await (await fetch(`${global.api}/meshes/default/traffic-routes?size=1`)).json()).total;
+await until(async () => (await (await fetch(`${away.api}/meshes/default/traffic-routes?size=1`)).json()).total === routesOnGlobal);
 const converged = performance.now() - t2;
 console.log('');
 console.log(`${CHANGES} changes on the global while zone-3 was down (written in ${(writing / 1000).toFixed(1)} s): zone-3 restarted and ready in ${(ready / 1000).toFixed(2)} s, converged ${(converged / 1000).toFixed(2)} s after its start (target < 5 s)`);
 
 // Memory of the global with every zone's dataplanes synced.
-zones[ZONES - 1] = back;
 const idle = rssMb(global);
 await Promise.all(zones.map((zone, z) => inParallel(DATAPLANES, 4, (i) => put(zone, `/meshes/default/dataplanes/dp-${i}`, dataplane(`dp-${i}`, z * DATAPLANES + i)))));
-await until(async () => (await (await fetch(`${global.url}/meshes/default/dataplanes?size=1`)).json()).total >= ZONES * DATAPLANES);
+await until(async () => (await (await fetch(`${global.api}/meshes/default/dataplanes?size=1`)).json()).total >= ZONES * DATAPLANES);
 await sleep(2000);
 const loaded = rssMb(global);
 console.log(`global resident memory: ${idle.toFixed(0)} MB before, ${loaded.toFixed(0)} MB with ${ZONES} x ${DATAPLANES} dataplanes synced (${(loaded / idle).toFixed(2)} x)`);
+await topology.stop();
 process.exit(0);

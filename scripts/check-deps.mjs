@@ -29,6 +29,8 @@ const ALLOWED = {
   '@mesh/control-plane': ['@mesh/model', '@mesh/store', '@mesh/tokens', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/pki', '@mesh/insights', '@mesh/proxy-config', '@mesh/http-api', '@mesh/kds', '@mesh/xds-server', '@mesh/gui'],
   '@mesh/zone': ['@mesh/control-plane'],
   '@mesh/global': ['@mesh/control-plane'],
+  // Topologies for tests: control plane processes, zone ingresses run by mesh-dp, a private PostgreSQL server.
+  '@mesh/testing': ['@mesh/control-plane', '@mesh/dp', '@mesh/store-postgres'],
   // The command-line client speaks HTTP only: it reads the kind registry, nothing else of ours.
   '@mesh/meshctl': ['@mesh/model'],
   // The data plane runner speaks HTTP to the control plane and starts Envoy: of ours, it reads the
@@ -41,7 +43,7 @@ const ALLOWED = {
 // Further packages a package's tests and test helpers may use (devDependencies only).
 const ALLOWED_IN_TESTS = {
   // The end-to-end tests seed insights into the stopped binary's database, and start PostgreSQL.
-  '@mesh/zone': ['@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres'],
+  '@mesh/zone': ['@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/testing'],
   // Its end-to-end tests drive the real zone binary and read its admin token from the database.
   '@mesh/meshctl': ['@mesh/zone', '@mesh/store-sqlite'],
   // Tests run on real stores (the API suite on both), on a write path composed as the control plane's.

@@ -4,14 +4,14 @@
 // reaching it while the ingress's `mesh-dp` restarts: the ingress registering itself again keeps
 // the services it advertises (docs/xds.md, Connecting), so zone 2 never loses backend's endpoints.
 import type { Server } from 'node:http';
-import { join } from 'node:path';
+import { startTopology, type Topology, type TopologyControlPlane, type ZoneControlPlane } from '@mesh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_DATAPLANE, clientDataplane, type DataplaneProcess, eventually, requireEnvoy, startApp, startDataplane, startMeshDataplane } from './testing/envoy.js';
-import { type ControlPlaneProcess, freePort, type Ports, startControlPlane, zoneOf } from './testing/process.js';
+import { freePort } from './testing/process.js';
 
 const envoy = requireEnvoy('multizone-ingress-envoy.e2e');
 
-type Started = ControlPlaneProcess & { ports: Ports };
+type Started = TopologyControlPlane;
 
 const INGRESS = `type: ZoneIngress
 name: {{ name }}
@@ -24,9 +24,10 @@ networking:
 
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
 
+let topology: Topology;
 let global: Started;
-let zone1: Started;
-let zone2: Started;
+let zone1: ZoneControlPlane;
+let zone2: ZoneControlPlane;
 const apps: Server[] = [];
 const proxies: DataplaneProcess[] = [];
 let ingress: DataplaneProcess | undefined;
@@ -35,7 +36,7 @@ let ingressToken = '';
 let outboundPort = 0;
 
 async function call(cp: Started, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${cp.url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const res = await fetch(`${cp.api}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   return { status: res.status, text: await res.text() };
 }
 
@@ -47,8 +48,8 @@ async function put(cp: Started, path: string, body: unknown): Promise<void> {
 const startIngress = () =>
   startDataplane({
     envoy: envoy!,
-    cpAddress: `https://127.0.0.1:${zone1.env.MESH_DP_SERVER_PORT}`,
-    caCertFile: join(zone1.workDir, 'mesh-cp.crt'),
+    cpAddress: zone1.dpServer,
+    caCertFile: zone1.caCertFile,
     token: ingressToken,
     template: INGRESS,
     vars: { name: 'ingress-1', port: String(ingressPort) },
@@ -74,15 +75,17 @@ async function webToBackend(): Promise<string> {
   }
 }
 
+/** What startMeshDataplane reads of a control plane. */
+const asProcess = (zone: ZoneControlPlane) => ({ url: zone.api, env: zone.env, workDir: zone.workDir });
+
 const adminStats = async (proxy: DataplaneProcess, filter: string) => (await fetch(`http://127.0.0.1:${proxy.adminPort}/stats?filter=${encodeURIComponent(filter)}`)).text();
 
 beforeAll(async () => {
   if (!envoy) return;
-  global = await startControlPlane({ binary: 'mesh-global' });
-  const zone = async (name: string, extra: Record<string, string> = {}) =>
-    startControlPlane({ env: { ...zoneOf(global, name), MESH_DP_SERVER_PORT: String(await freePort()), ...extra } });
   // A slow restart on a busy machine must not end in the ingress being deregistered meanwhile.
-  [zone1, zone2] = await Promise.all([zone('zone-1', { MESH_XDS_SERVER_DATAPLANE_DEREGISTRATION_DELAY: '5m' }), zone('zone-2')]);
+  topology = await startTopology({ zones: 2, zoneEnv: (name): Record<string, string> => (name === 'zone-1' ? { MESH_XDS_SERVER_DATAPLANE_DEREGISTRATION_DELAY: '5m' } : {}) });
+  ({ global } = topology);
+  [zone1, zone2] = [topology.zones[0]!, topology.zones[1]!];
   await put(global, '/meshes/default', { type: 'Mesh', name: 'default', mtls: { enabledBackend: 'ca-1', backends: [{ name: 'ca-1', type: 'builtin' }] } });
   await put(global, '/meshes/default/retries/retry-all-default', {
     type: 'Retry',
@@ -119,20 +122,19 @@ beforeAll(async () => {
 
   const backend = await startApp('backend');
   apps.push(backend.server);
-  proxies.push(await startMeshDataplane(zone1, envoy, BACKEND_DATAPLANE, { name: 'backend-1', port: String(await freePort()), appPort: String(backend.port), version: 'v1' }));
+  proxies.push(await startMeshDataplane(asProcess(zone1), envoy, BACKEND_DATAPLANE, { name: 'backend-1', port: String(await freePort()), appPort: String(backend.port), version: 'v1' }));
   ingressPort = await freePort();
   ingress = await startIngress();
   const web = await startApp('web');
   apps.push(web.server);
   outboundPort = await freePort();
-  proxies.push(await startMeshDataplane(zone2, envoy, clientDataplane('web', { backend: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) }));
+  proxies.push(await startMeshDataplane(asProcess(zone2), envoy, clientDataplane('web', { backend: 'outboundPort' }), { name: 'web-1', port: String(await freePort()), appPort: String(web.port), outboundPort: String(outboundPort) }));
 }, 240_000);
 
 afterAll(async () => {
   await Promise.all([...proxies, ...(ingress ? [ingress] : [])].map((proxy) => proxy.stop()));
   for (const app of apps) app.close();
-  await Promise.all([zone1?.stop(), zone2?.stop()]);
-  await global?.stop();
+  await topology?.stop();
 });
 
 describe.skipIf(!envoy)('a zone ingress on real proxies', () => {

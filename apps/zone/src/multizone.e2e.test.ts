@@ -1,19 +1,20 @@
-// End to end: one global and two zones, each a separate process with its own SQLite file, synced
-// over the global's zone sync port (TLS with the certificate the global generated).
+// End to end: one global and two zones (startTopology), each a separate process with its own
+// SQLite file, synced over the global's zone sync port (TLS with the certificate the global generated).
+import { startTopology, type Topology, type TopologyControlPlane } from '@mesh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControlPlane, zoneOf, type ControlPlaneProcess, type Ports } from './testing/process.js';
 
-type Started = ControlPlaneProcess & { ports: Ports };
+type Started = TopologyControlPlane;
 
+let topology: Topology;
 let global: Started;
 let zone1: Started;
 let zone2: Started;
 
 const json = { 'content-type': 'application/json' };
-const put = (cp: Started, path: string, body: unknown) => fetch(`${cp.url}${path}`, { method: 'PUT', headers: json, body: JSON.stringify(body) });
-const del = (cp: Started, path: string) => fetch(`${cp.url}${path}`, { method: 'DELETE' });
+const put = (cp: Started, path: string, body: unknown) => fetch(`${cp.api}${path}`, { method: 'PUT', headers: json, body: JSON.stringify(body) });
+const del = (cp: Started, path: string) => fetch(`${cp.api}${path}`, { method: 'DELETE' });
 async function get(cp: Started, path: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${cp.url}${path}`);
+  const res = await fetch(`${cp.api}${path}`);
   return { status: res.status, body: await res.json() };
 }
 
@@ -57,13 +58,13 @@ function endpointAddresses(dump: { configs: Array<Record<string, any>> }): strin
 const statuses = async () => (await get(global, '/status/zones')).body as Array<{ name: string; url: string; active: boolean }>;
 
 beforeAll(async () => {
-  global = await startControlPlane({ binary: 'mesh-global' });
-  [zone1, zone2] = await Promise.all([startControlPlane({ env: zoneOf(global, 'zone-1') }), startControlPlane({ env: zoneOf(global, 'zone-2') })]);
-}, 120_000);
+  topology = await startTopology({ zones: 2 });
+  ({ global } = topology);
+  [zone1, zone2] = [topology.zones[0]!, topology.zones[1]!];
+}, 300_000);
 
 afterAll(async () => {
-  await Promise.all([zone1?.stop(), zone2?.stop()]);
-  await global?.stop();
+  await topology?.stop();
 });
 
 describe('a global and two zones', () => {
@@ -99,7 +100,7 @@ describe('a global and two zones', () => {
   });
 
   it('counts sync in the metrics of both sides', async () => {
-    const scrape = async (cp: Started) => (await fetch(`http://127.0.0.1:${cp.ports.diagnostics}/metrics`)).text();
+    const scrape = async (cp: Started) => (await fetch(`${cp.diagnostics}/metrics`)).text();
     const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
     await eventually(async () => {
       const globalMetrics = await scrape(global);
@@ -129,7 +130,7 @@ describe('a global and two zones', () => {
 
   it('streams on the global’s /events what a zone syncs to it: the current state, then each change', async () => {
     const aborted = new AbortController();
-    const stream = await fetch(`${global.url}/events?type=Dataplane&mesh=shop&initial=true`, { headers: { accept: 'text/event-stream' }, signal: aborted.signal });
+    const stream = await fetch(`${global.api}/events?type=Dataplane&mesh=shop&initial=true`, { headers: { accept: 'text/event-stream' }, signal: aborted.signal });
     expect(stream.status).toBe(200);
     let received = '';
     const reading = (async () => {
@@ -207,7 +208,7 @@ describe('a global and two zones', () => {
     expect((await put(global, '/meshes/shop/timeouts/while-away', timeout)).status).toBe(201);
     expect((await del(global, '/meshes/shop/timeouts/timeout-all-shop')).status).toBe(200);
 
-    zone2 = await startControlPlane({ workDir: zone2.workDir, ports: zone2.ports, env: zone2.env });
+    await zone2.start();
     await eventually(async () => expect((await statuses()).find((z) => z.name === 'zone-2')?.active).toBe(true));
     await eventually(async () => {
       expect((await get(zone2, '/meshes/shop/timeouts/while-away')).status).toBe(200);
@@ -223,7 +224,7 @@ describe('a global and two zones', () => {
   it('survives the global dying: zones reconnect to it once it is back and send what changed meanwhile', async () => {
     await global.stop('SIGKILL');
     expect((await put(zone1, '/meshes/shop/dataplanes/backend-2', dataplane('backend-2', '10.1.0.2', 'backend'))).status).toBe(201);
-    global = await startControlPlane({ binary: 'mesh-global', workDir: global.workDir, ports: global.ports, env: global.env });
+    await global.start();
     await eventually(async () => {
       expect((await statuses()).map((z) => z.active)).toEqual([true, true]);
       expect((await get(global, '/meshes/shop/dataplanes/zone-1.backend-2')).status).toBe(200);

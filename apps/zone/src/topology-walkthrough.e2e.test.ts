@@ -6,37 +6,19 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeBasePort } from '@mesh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markdownSection, REPOSITORY, runShell, shellBlocks, stopProcessGroup } from './testing/walkthrough.js';
 
 /** The README's base port: the global's diagnostics; its API is one above, each zone 100 further. */
 const README_BASE = 5680;
 
-const portFree = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
-  });
-
-/**
- * A base port whose global and two zones' ports are all free, below the range the system hands out
- * to outgoing connections (which would take them at any moment).
- */
-async function freeBasePort(): Promise<number> {
-  for (;;) {
-    const base = 10_000 + 100 * Math.floor(Math.random() * 200);
-    const ports = [0, 100, 200].flatMap((zone) => [-2, 0, 1, 2, 5].map((offset) => base + zone + offset));
-    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
-  }
-}
-
 let base: number;
 let cwd: string;
 const groups: number[] = [];
 
 beforeAll(async () => {
-  base = await freeBasePort();
+  base = await freeBasePort(2);
   cwd = mkdtempSync(join(tmpdir(), 'mesh-topology-'));
 });
 
@@ -92,12 +74,13 @@ describe('README: multi-zone', () => {
   }, 180_000);
 
   it('stops what it started and says why when a zone cannot start', async () => {
-    const failingBase = await freeBasePort();
+    const failingBase = await freeBasePort(2);
     // zone-2's API port, taken.
     const squatter = createServer();
     await new Promise<void>((listening) => squatter.listen(failingBase + 201, '0.0.0.0', listening));
     try {
-      const shell = runShell(`node ${join(REPOSITORY, 'scripts', 'topology.mjs')} --zones 2 --base-port ${failingBase}`, cwd);
+      // A directory of its own: the running topology's global must not share its store.
+      const shell = runShell(`node ${join(REPOSITORY, 'scripts', 'topology.mjs')} --zones 2 --base-port ${failingBase}`, mkdtempSync(join(tmpdir(), 'mesh-topology-')));
       groups.push(shell.processGroup);
       const { code, stderr } = await shell;
       expect(code).toBe(1);

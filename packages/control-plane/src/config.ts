@@ -14,6 +14,10 @@ export { DEFAULT_CONFIG };
 type Widen<T> = T extends string ? string : T extends number ? number : T extends boolean ? boolean : T extends readonly string[] ? string[] : { [K in keyof T]: Widen<T[K]> };
 export type ControlPlaneConfig = Widen<typeof DEFAULT_CONFIG>;
 
+/** Any part of the configuration: each key left out keeps its default. */
+export type ControlPlaneSettings = { [K in keyof ControlPlaneConfig]?: Settings<ControlPlaneConfig[K]> };
+type Settings<T> = T extends string | number | boolean | string[] ? T : { [K in keyof T]?: Settings<T[K]> };
+
 const envName = (path: readonly string[]) =>
   `MESH_${path.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`;
 
@@ -145,6 +149,16 @@ export function loadConfig(options: LoadConfigOptions = {}): ControlPlaneConfig 
   }
   if (unknown.length > 1) throw new ConfigError(`${unknown.join(', ')}: name no configuration key (each MESH_* variable is a key path in upper snake case, such as MESH_API_SERVER_HTTP_PORT)`);
   return finish(config as ControlPlaneConfig);
+}
+
+/**
+ * The configuration of a program that embeds a control plane: `settings` laid over the defaults,
+ * checked as the binaries check a configuration file (the same `ConfigError`s), no file or
+ * environment variable read.
+ */
+export function resolveConfig(settings: ControlPlaneSettings = {}): ControlPlaneConfig {
+  if (!isTree(settings)) throw new ConfigError('expected a mapping of settings');
+  return finish(merge(structuredClone(DEFAULT_CONFIG), settings, '') as ControlPlaneConfig);
 }
 
 const KEY_PATHS = configKeys().map(({ path }) => path.join('.'));

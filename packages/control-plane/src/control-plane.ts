@@ -10,9 +10,9 @@ import { registerCaHooks } from '@mesh/pki';
 import { ProxyConfigService, VipAllocator } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
 import { bootstrapTokens, registerSigningKeyHooks, SigningKeys, TokenService } from '@mesh/tokens';
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 import { apiLimits, apiServerOptions } from './api-server.js';
-import { effectiveConfig, type ControlPlaneConfig } from './config.js';
+import { effectiveConfig, resolveConfig, type ControlPlaneConfig, type ControlPlaneSettings } from './config.js';
 import { guiOptions } from './gui.js';
 import { createDiagnosticsApp } from './diagnostics.js';
 import { startDpServer } from './dp-server.js';
@@ -27,16 +27,77 @@ import { openStore } from './store.js';
 import { loadClientCertAuthorities, loadTlsMaterial } from './tls.js';
 import { prepareWorkDir } from './work-dir.js';
 
+/** The ports a control plane listens on: the ones it was given, or the ones the system chose for 0. */
+export interface ControlPlanePorts {
+  http?: number;
+  https?: number;
+  diagnostics?: number;
+  /** The data plane server, where proxies connect (none on a global). */
+  dp?: number;
+  /** The zone sync server of a global. */
+  kds?: number;
+  mads?: number;
+}
+
+/** Where to reach a running control plane from this machine. */
+export interface ControlPlaneAddresses {
+  /** The API over HTTP (`http://127.0.0.1:5681`), unless `apiServer.http.enabled` is false. */
+  api?: string;
+  /** The API over TLS (`https://127.0.0.1:5682`), unless `apiServer.https.enabled` is false. */
+  apiHttps?: string;
+  /** `/ready`, `/healthy`, `/metrics`. */
+  diagnostics: string;
+  /** The data plane server, `mesh-dp --cp-address` (`https://127.0.0.1:5678`); none on a global. */
+  dpServer?: string;
+  /** The zone sync server of a global, a zone's `multizone.zone.globalAddress` (`grpcs://127.0.0.1:5685`). */
+  kds?: string;
+}
+
 export interface RunningControlPlane {
-  ports: { http?: number; https?: number; diagnostics?: number; kds?: number; mads?: number };
+  /** The configuration it runs with: the defaults, the settings over them, derived values (the SQLite path). */
+  config: ControlPlaneConfig;
+  ports: ControlPlanePorts;
+  addresses: ControlPlaneAddresses;
   instanceId: string;
   clusterId: string;
+  /** Stops serving, lets requests in flight finish (`runtime.shutdownTimeout`) and closes the store. */
   stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Where it logs; nothing is logged without one. */
+  logger?: Logger;
 }
 
 const CLUSTER_ID_SETTING = 'clusterId';
 
-export async function startControlPlane(config: ControlPlaneConfig, logger: Logger): Promise<RunningControlPlane> {
+/** An address this machine reaches a server on: loopback for a server listening on every interface. */
+function localHost(listeningOn: string): string {
+  if (listeningOn === '' || listeningOn === '0.0.0.0') return '127.0.0.1';
+  if (listeningOn === '::') return '[::1]';
+  return listeningOn.includes(':') ? `[${listeningOn}]` : listeningOn;
+}
+
+function addressesOf(config: ControlPlaneConfig, ports: ControlPlanePorts): ControlPlaneAddresses {
+  const loopback = '127.0.0.1';
+  return {
+    ...(ports.http !== undefined ? { api: `http://${localHost(config.apiServer.http.interface)}:${ports.http}` } : {}),
+    ...(ports.https !== undefined ? { apiHttps: `https://${localHost(config.apiServer.https.interface)}:${ports.https}` } : {}),
+    diagnostics: `http://${loopback}:${ports.diagnostics}`,
+    ...(ports.dp !== undefined ? { dpServer: `${config.dpServer.tls.enabled ? 'https' : 'http'}://${loopback}:${ports.dp}` } : {}),
+    ...(ports.kds !== undefined ? { kds: `${config.multizone.global.kds.tlsEnabled ? 'grpcs' : 'grpc'}://${loopback}:${ports.kds}` } : {}),
+  };
+}
+
+/**
+ * Starts a standalone, zone or global control plane in this process (`mode`), as the binaries do:
+ * `settings` over the defaults, checked as a configuration file is (a `ConfigError` names the key
+ * and its variable); port 0 takes a free port, which `ports` and `addresses` tell. Unlike the
+ * binaries, nothing is read from the environment or a file (`loadConfig` does that).
+ */
+export async function startControlPlane(settings: ControlPlaneSettings = {}, options: StartOptions = {}): Promise<RunningControlPlane> {
+  const config = resolveConfig(settings);
+  const logger = options.logger ?? pino({ level: 'silent' });
   const mode = config.mode as Mode;
   // Checked before anything starts: a bad GUI path or URL is a configuration error.
   const gui = guiOptions(config);
@@ -157,7 +218,7 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     await multizone.serveApi(app);
     const serverOptions = { ...apiServerOptions(config), ...app.serverOptions };
 
-    const ports: RunningControlPlane['ports'] = {};
+    const ports: ControlPlanePorts = {};
     const api = config.apiServer;
     if (api.http.enabled) {
       const server = createHttpServer(serverOptions, app);
@@ -186,9 +247,10 @@ export async function startControlPlane(config: ControlPlaneConfig, logger: Logg
     ports.mads = mads.port;
 
     if (multizone.port !== undefined) ports.kds = multizone.port;
+    if (dpServer) ports.dp = dpServer.port;
     ready = true;
     logger.info({ mode, ports, store: location, instanceId, clusterId }, 'control plane started');
-    return { ports, instanceId, clusterId, stop };
+    return { config, ports, addresses: addressesOf(config, ports), instanceId, clusterId, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,3 +1,3 @@
 export { runBinary, type Binary } from './main.js';
-export { startControlPlane, type RunningControlPlane } from './control-plane.js';
-export { loadConfig, configKeys, ConfigError, DEFAULT_CONFIG, type ControlPlaneConfig } from './config.js';
+export { startControlPlane, type ControlPlaneAddresses, type ControlPlanePorts, type RunningControlPlane, type StartOptions } from './control-plane.js';
+export { loadConfig, resolveConfig, configKeys, ConfigError, DEFAULT_CONFIG, type ControlPlaneConfig, type ControlPlaneSettings } from './config.js';

@@ -9,7 +9,7 @@ import sonicBoom from 'sonic-boom';
 import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
 import { DEFAULT_CONFIG } from './config-defaults.js';
 import { checkZoneSettings, ConfigError, configKeys, loadConfig, type ControlPlaneConfig } from './config.js';
-import { startControlPlane } from './control-plane.js';
+import { startControlPlane, type RunningControlPlane } from './control-plane.js';
 
 export type Binary = 'mesh-zone' | 'mesh-global';
 
@@ -51,7 +51,7 @@ in upper snake case (apiServer.http.port is MESH_API_SERVER_HTTP_PORT). The most
 Every key with its variable and default: "config print-defaults".`;
 
 /** Where everything is, for the operator who just started it. */
-function banner(binary: Binary, config: ControlPlaneConfig, running: Awaited<ReturnType<typeof startControlPlane>>): string {
+function banner(binary: Binary, config: ControlPlaneConfig, running: RunningControlPlane): string {
   const { http, https, diagnostics } = running.ports;
   const store = config.store.type === 'postgres' ? `postgres://${config.store.postgres.host}:${config.store.postgres.port}/${config.store.postgres.dbName}` : config.store.type === 'memory' ? 'memory (nothing kept)' : config.store.sqlite.path;
   const lines = [
@@ -190,9 +190,9 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
   // The engine reads this at every full collection, so setting it now takes effect (docs/architecture.md, Memory).
   if (config.runtime.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.runtime.heapGrowthPercent}`);
 
-  let running: Awaited<ReturnType<typeof startControlPlane>>;
+  let running: RunningControlPlane;
   try {
-    running = await startControlPlane(config, logger);
+    running = await startControlPlane(config, { logger });
   } catch (error) {
     failStart(logger, error);
   }

@@ -207,7 +207,7 @@ export async function callThroughTimes(port: number, times: number, headers: Rec
 }
 
 /** Starts `mesh-dp` against this control plane's data plane server (TLS), with a dataplane token it issues for mesh `default`. */
-export async function startMeshDataplane(cp: ControlPlaneProcess, envoy: string, template: string, vars: Record<string, string>, extraArgs: string[] = []): Promise<DataplaneProcess> {
+export async function startMeshDataplane(cp: Pick<ControlPlaneProcess, 'url' | 'env' | 'workDir'>, envoy: string, template: string, vars: Record<string, string>, extraArgs: string[] = []): Promise<DataplaneProcess> {
   const res = await fetch(`${cp.url}/tokens/dataplane`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: vars.name, mesh: 'default', validFor: '1h' }) });
   const token = await res.text();
   if (res.status !== 200) throw new Error(`dataplane token for ${vars.name}: ${res.status} ${token}`);

@@ -1,10 +1,10 @@
 // Starts a built control-plane binary on free ports with its own work directory, for end-to-end tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@mesh/testing';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 export const BINARIES = {
@@ -12,36 +12,8 @@ export const BINARIES = {
   'mesh-global': join(repoRoot, 'apps', 'global', 'dist', 'main.js'),
 } as const;
 
-/**
- * Test files run in parallel workers (vitest.config.ts), and a port probed free here is bound by a
- * child process only later. Each worker therefore takes ports from its own range below the
- * system's ephemeral ports (32768 and up on Linux), which listeners on port 0 and outgoing
- * connections draw from: no other worker, and no port the system hands out, can take it in between.
- */
-const PORTS_PER_WORKER = 2_500;
-const FIRST_TEST_PORT = 20_000;
-const WORKER_RANGES = 5;
-const workerIndex = (Number(process.env.VITEST_POOL_ID ?? '1') - 1) % WORKER_RANGES;
-let nextPort = FIRST_TEST_PORT + workerIndex * PORTS_PER_WORKER;
-const lastPort = nextPort + PORTS_PER_WORKER;
-
-/** Whether nothing listens on the port, on any address. */
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, () => server.close(() => resolve(true)));
-  });
-}
-
-/** A free port on loopback, never one this process was given before (ports taken in a row for one proxy must differ). */
-export async function freePort(): Promise<number> {
-  while (nextPort < lastPort) {
-    const port = nextPort++;
-    if (await isFree(port)) return port;
-  }
-  throw new Error(`every test port from ${lastPort - PORTS_PER_WORKER} to ${lastPort - 1} of this worker is taken`);
-}
+// One source of ports for every helper of a test process, so that none hands out a port another did.
+export { freePort } from '@mesh/testing';
 
 export interface ControlPlaneProcess {
   pid: number;

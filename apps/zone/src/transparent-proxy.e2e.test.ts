@@ -5,7 +5,7 @@
 // connection goes through both proxies over mTLS, a MeshTrafficPermission can deny it, and
 // `meshctl uninstall transparent-proxy` leaves the client's iptables as they were.
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { chownSync, closeSync, copyFileSync, linkSync, mkdtempSync, openSync, readSync, realpathSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, copyFileSync, linkSync, mkdirSync, mkdtempSync, openSync, readSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,11 +24,14 @@ const envoy = refused ? undefined : requireEnvoy('transparent-proxy.e2e');
 const PROXY_USER = { name: 'nobody', uid: 0, gid: 0 };
 /** Each namespace is a host of its own: the defaults are free there (Envoy's admin port is the Dataplane's default). */
 const PORTS = { api: 5681, diagnostics: 5680, dpServer: 5678, backendApp: 8080, backendInbound: 9000, webInbound: 7000, webApp: 7001, admin: 9901 };
+/** The client calls the backend by its service name: no outbound declared, its DNS queries answered by its proxy. */
 const CLIENT_REACHES_BACKEND = {
-  url: 'http://240.0.0.10/',
-  outbounds: [{ address: '240.0.0.10', port: 80, tags: { 'mesh.io/service': 'backend' } }],
-  installFlags: [] as string[],
+  url: 'http://backend.mesh/',
+  outbounds: [] as object[],
+  installFlags: ['--redirect-dns'],
 };
+/** The client's name server, as `ip netns exec` shows it the namespace's own resolv.conf: an address nothing answers on, so only the redirect can. */
+const CLIENT_NAME_SERVER = '192.0.2.53';
 
 let server: NetworkNamespace;
 let client: NetworkNamespace;
@@ -159,6 +162,8 @@ beforeAll(async () => {
   server = createNamespace('mesh-tp-srv');
   client = createNamespace('mesh-tp-cli');
   addresses = connect(server, client, '10.231.0');
+  mkdirSync(`/etc/netns/${client.name}`, { recursive: true });
+  writeFileSync(`/etc/netns/${client.name}/resolv.conf`, `nameserver ${CLIENT_NAME_SERVER}\n`);
 
   workDir = mkdtempSync(join(tmpdir(), 'mesh-tp-cp-'));
   const cpEnv = {
@@ -217,6 +222,7 @@ afterAll(async () => {
     await exited;
     clearTimeout(timer);
   }
+  if (client) rmSync(`/etc/netns/${client.name}`, { recursive: true, force: true });
   client?.delete();
   server?.delete();
 }, 60_000);
@@ -226,7 +232,8 @@ const stats = (namespace: NetworkNamespace, adminPort: number, filter: string) =
 const counter = (text: string, name: RegExp) => [...text.matchAll(new RegExp(`^${name.source}: (\\d+)$`, 'gm'))].reduce((sum, match) => sum + Number(match[1]), 0);
 
 describe.skipIf(refused !== undefined || !envoy)('transparent proxying in network namespaces', () => {
-  it("gets the backend's answer for an app that calls it by a plain URL, through both proxies over mTLS", async () => {
+  it("gets the backend's answer for an app that calls it by its service name, through both proxies over mTLS", async () => {
+    // Only the client's proxy can answer for backend.mesh: the namespace's name server answers nothing.
     const answer = await until(callBackend, (res) => res.status === 200, 'the client app to reach the backend', 120_000);
     expect(answer.text).toBe('backend');
     // The app's connection went out through its proxy's backend cluster...

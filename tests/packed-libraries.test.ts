@@ -1,6 +1,7 @@
 // The packages as a program outside this repository meets them: packed by pnpm into tarballs,
 // installed by npm into a temporary project with no link to the workspace, compiled with strict
-// TypeScript and run by plain Node (docs/architecture.md, Public packages).
+// TypeScript and run by plain Node; the examples the public packages' READMEs open with run there
+// too (docs/architecture.md, Public packages).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -8,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error -- a script of the repository, in JavaScript without declarations
+import { PUBLIC_PACKAGES } from '../scripts/public-packages.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { packageManager: string; devDependencies: Record<string, string> };
@@ -15,8 +18,22 @@ const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')
 /** Every published package: the libraries, and the GUI build the control plane serves. */
 const publishedFolders = [...readdirSync(join(root, 'packages')).map((name) => `packages/${name}`), 'apps/gui'].filter((folder) => existsSync(join(root, folder, 'package.json')));
 
-/** What the program imports. */
-const USED = ['@mesh/model', '@mesh/store', '@mesh/store-sqlite', '@mesh/resource-manager', '@mesh/pki', '@mesh/policy-matcher', '@mesh/xds-renderer', '@mesh/tokens'];
+/** What the program and the examples import. */
+const USED = ['@mesh/model', '@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/pki', '@mesh/policy-matcher', '@mesh/xds-renderer', '@mesh/tokens'];
+
+/** The control plane's example starts servers: its own tests cover it, not this install. */
+const WITHOUT_RUN_EXAMPLE = new Set(['packages/control-plane']);
+
+/** The example a README opens with: the ```ts block right under its first heading, or undefined. */
+function exampleOf(folder: string): string | undefined {
+  const readme = readFileSync(join(root, folder, 'README.md'), 'utf8');
+  return /^# [^\n]*\n\s*```ts\n([\s\S]*?)\n```\n/.exec(readme)?.[1];
+}
+
+const examples = (PUBLIC_PACKAGES as string[]).filter((folder) => !WITHOUT_RUN_EXAMPLE.has(folder)).map((folder) => ({ folder, name: folder.split('/').pop()!, code: exampleOf(folder) }));
+
+/** The PostgreSQL store's example starts a private server from the installed binaries, as its tests do. */
+const postgresInstalled = existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').length > 0;
 
 interface Manifest {
   name: string;
@@ -102,8 +119,12 @@ beforeAll(() => {
     }),
   );
   cpSync(join(root, 'tests/packed-libraries/main.ts'), join(project, 'src/main.ts'));
+  mkdirSync(join(project, 'src/examples'));
+  for (const { name, code } of examples) if (code) writeFileSync(join(project, 'src/examples', `${name}.ts`), code);
   step('npm install', () => run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--ignore-scripts', '--prefer-offline'], project));
   step('better-sqlite3 binding', () => provideSqliteBinding(project));
+  const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin/tsc');
+  step('tsc', () => run(process.execPath, [tsc, '-p', project], project));
 }, 900_000);
 
 afterAll(() => {
@@ -144,8 +165,6 @@ describe('the packages packed as tarballs', () => {
 
   it('compile with strict TypeScript and run in plain Node: validate, store, match, render, issue and verify a token', () => {
     const project = join(work, 'project');
-    const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin/tsc');
-    step('tsc', () => run(process.execPath, [tsc, '-p', project], project));
     const output = step('node', () => run(process.execPath, ['dist/main.js'], project));
     expect(output.split('\n').filter(Boolean)).toEqual([
       'ok: a valid Dataplane has no violations',
@@ -158,5 +177,14 @@ describe('the packages packed as tarballs', () => {
       'ok: a dataplane token issued from the store verifies',
       'ok: the token does not verify for another proxy',
     ]);
+  });
+
+  it.each(examples.map(({ folder }) => folder))('%s: the README opens with an example', (folder) => {
+    expect(exampleOf(folder), `${folder}/README.md starts with a \`\`\`ts block under its title`).toBeTruthy();
+  });
+
+  it.each(examples.map(({ name }) => name))('%s: the README example compiles and runs', (name) => {
+    if (name === 'store-postgres' && !postgresInstalled) return;
+    step(`the ${name} example`, () => run(process.execPath, [`dist/examples/${name}.js`], join(work, 'project')));
   });
 });

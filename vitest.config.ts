@@ -32,6 +32,8 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       ...folders.map(projectOf),
+      // The packages as a program outside the repository uses them, and their API reports (docs/architecture.md, Public packages).
+      { test: { name: 'public packages', root: './tests', include: ['*.test.ts'], ...timeouts } },
       // The REST API suite once more, every test store a database on a private PostgreSQL server.
       ...(postgresInstalled || process.env.CI
         ? [

@@ -12,4 +12,5 @@ export const PUBLIC_PACKAGES = [
   'packages/xds-renderer',
   'packages/tokens',
   'packages/control-plane',
+  'packages/testing',
 ];

@@ -16,13 +16,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { packageManager: string; devDependencies: Record<string, string> };
 
 /** Every published package: the libraries, and the GUI build the control plane serves. */
-const publishedFolders = [...readdirSync(join(root, 'packages')).map((name) => `packages/${name}`), 'apps/gui'].filter((folder) => existsSync(join(root, folder, 'package.json')));
+const publishedFolders = [...readdirSync(join(root, 'packages')).map((name) => `packages/${name}`), 'apps/gui', 'apps/dp'].filter((folder) => existsSync(join(root, folder, 'package.json')));
 
 /** What the program and the examples import. */
-const USED = ['@mesh/model', '@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/pki', '@mesh/policy-matcher', '@mesh/xds-renderer', '@mesh/tokens'];
+const USED = ['@mesh/model', '@mesh/store', '@mesh/store-sqlite', '@mesh/store-postgres', '@mesh/resource-manager', '@mesh/pki', '@mesh/policy-matcher', '@mesh/xds-renderer', '@mesh/tokens', '@mesh/control-plane'];
 
-/** The control plane's example starts servers: its own tests cover it, not this install. */
-const WITHOUT_RUN_EXAMPLE = new Set(['packages/control-plane']);
+/** The topology package's example is a vitest file starting processes: the suite runs it as its own test (packages/testing/src/readme-example.test.ts). */
+const WITHOUT_RUN_EXAMPLE = new Set(['packages/testing']);
 
 /** The example a README opens with: the ```ts block right under its first heading, or undefined. */
 function exampleOf(folder: string): string | undefined {

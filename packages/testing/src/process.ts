@@ -34,22 +34,23 @@ const portFree = (port: number): Promise<boolean> =>
  * here is bound by a child process only later. Each worker therefore takes ports from its own range
  * below the system's ephemeral ports (32768 and up on Linux), which listeners on port 0 and
  * outgoing connections draw from: no other worker, and no port the system hands out, can take it
- * in between. `freeBasePort` draws from below these ranges.
+ * in between. A process starts at a random place in its range, so that two test runs at once
+ * (two checkouts) seldom meet. `freeBasePort` draws from below these ranges.
  */
 const PORTS_PER_WORKER = 2_500;
 const FIRST_WORKER_PORT = 20_000;
 const WORKER_RANGES = 5;
-const workerIndex = (Number(process.env.VITEST_POOL_ID ?? '1') - 1) % WORKER_RANGES;
-let nextPort = FIRST_WORKER_PORT + workerIndex * PORTS_PER_WORKER;
-const lastPort = nextPort + PORTS_PER_WORKER;
+const rangeStart = FIRST_WORKER_PORT + ((Number(process.env.VITEST_POOL_ID ?? '1') - 1) % WORKER_RANGES) * PORTS_PER_WORKER;
+let probed = 0;
+const firstOffset = Math.floor(Math.random() * PORTS_PER_WORKER);
 
 /** A free port, never one this process was given before (ports taken in a row for one proxy must differ). */
 export async function freePort(): Promise<number> {
-  while (nextPort < lastPort) {
-    const port = nextPort++;
+  while (probed < PORTS_PER_WORKER) {
+    const port = rangeStart + ((firstOffset + probed++) % PORTS_PER_WORKER);
     if (await portFree(port)) return port;
   }
-  throw new Error(`every port from ${lastPort - PORTS_PER_WORKER} to ${lastPort - 1} of this worker is taken`);
+  throw new Error(`every port from ${rangeStart} to ${rangeStart + PORTS_PER_WORKER - 1} of this worker is taken`);
 }
 
 /**

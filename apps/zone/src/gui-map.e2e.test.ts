@@ -4,11 +4,11 @@
 // permissions let through, follows a MeshTrafficPermission without a reload, and its nodes and
 // arrows lead to the service and the policies.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AdsClient, TYPE } from './testing/ads-client.js';
+import type { AdsClient } from './testing/ads-client.js';
 import { eventually } from './testing/envoy.js';
 import { checkAndCapture, GuiBrowser, textOf, type OpenPage } from './testing/gui.js';
 import type { ControlPlaneProcess } from './testing/process.js';
-import { callApi, putResource, sidecar, startWithPlaintextDpServer } from './testing/xds-fixtures.js';
+import { callApi, connectProxies, putResource, sidecar, startWithPlaintextDpServer } from './testing/xds-fixtures.js';
 
 let cp: ControlPlaneProcess;
 let gui: GuiBrowser;
@@ -57,12 +57,7 @@ beforeAll(async () => {
     name: 'kong-1',
     networking: { address: '10.0.0.11', gateway: { tags: { 'mesh.io/service': 'kong' } }, outbound: [{ port: 10001, tags: { 'mesh.io/service': 'backend' } }] },
   });
-  for (const name of ['web-1', 'backend-1', 'edge-1']) {
-    const client = new AdsClient({ address: dpAddress, nodeId: `default.${name}` });
-    client.request({ typeUrl: TYPE.cluster });
-    await client.next(TYPE.cluster, 1);
-    clients.push(client);
-  }
+  clients.push(...(await connectProxies(dpAddress, 'default', ['web-1', 'backend-1', 'edge-1'])));
   await eventually(
     async () => (await api('GET', '/meshes/default/service-insights/backend')).json?.status,
     (status) => status === 'partially_degraded',

@@ -2,11 +2,11 @@
 // Chromium against the built mesh-zone binary, with proxies held online by ADS test clients. Each page opens with its data,
 // passes `checkAndCapture`, and shows a change made through the API without a reload.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AdsClient, TYPE } from './testing/ads-client.js';
+import type { AdsClient } from './testing/ads-client.js';
 import { eventually } from './testing/envoy.js';
 import { checkAndCapture, GuiBrowser, textOf, type OpenPage } from './testing/gui.js';
 import type { ControlPlaneProcess } from './testing/process.js';
-import { callApi, sidecar, startWithPlaintextDpServer, putResource } from './testing/xds-fixtures.js';
+import { callApi, connectProxies, putResource, sidecar, startWithPlaintextDpServer } from './testing/xds-fixtures.js';
 
 let cp: ControlPlaneProcess;
 let gui: GuiBrowser;
@@ -50,12 +50,7 @@ beforeAll(async () => {
   });
   await put('/meshes/default/dataplanes/kong-1', delegatedGateway('kong-1', '10.0.0.11'));
   // web-1 and backend-1 online: web is online, backend partially degraded, billing offline.
-  for (const name of ['web-1', 'backend-1', 'edge-1']) {
-    const client = new AdsClient({ address: dpAddress, nodeId: `default.${name}` });
-    client.request({ typeUrl: TYPE.cluster });
-    await client.next(TYPE.cluster, 1);
-    clients.push(client);
-  }
+  clients.push(...(await connectProxies(dpAddress, 'default', ['web-1', 'backend-1', 'edge-1'])));
   await eventually(
     async () => (await api('GET', '/meshes/default/service-insights/backend')).json?.status,
     (status) => status === 'partially_degraded',

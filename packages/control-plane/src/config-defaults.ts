@@ -6,7 +6,7 @@
 // patches, static token keys, excluded ports, container resources) are left out: nothing here reads
 // them, and their type cannot be told from a default.
 //
-// Servers this control plane does not run yet (DNS, inter-CP, the Kubernetes runtime)
+// Servers this control plane does not run yet (inter-CP, the Kubernetes runtime)
 // keep their keys so that `/config` shows the reference's layout and the reference's
 // configuration files load; their values have no effect until those servers exist.
 import { homedir } from 'node:os';

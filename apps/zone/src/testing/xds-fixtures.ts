@@ -1,6 +1,7 @@
 // What the end-to-end tests of the data plane server share: JSON calls to a control plane's API
 // and the sidecars they register.
 import { expect } from 'vitest';
+import { AdsClient, TYPE } from './ads-client.js';
 import { freePort, startControlPlane } from './process.js';
 
 /** A JSON call to the API at `base`: the status, the body as text, and parsed when it is JSON. */
@@ -37,4 +38,16 @@ export async function startWithPlaintextDpServer(env: Record<string, string>) {
   const dpPort = await freePort();
   const cp = await startControlPlane({ env: { MESH_DP_SERVER_PORT: String(dpPort), MESH_DP_SERVER_TLS_ENABLED: 'false', ...env } });
   return { cp, dpAddress: `127.0.0.1:${dpPort}` };
+}
+
+/** An ADS client for each of these proxies of `mesh`, each once it got its first clusters: the proxies are online. */
+export async function connectProxies(dpAddress: string, mesh: string, names: readonly string[]): Promise<AdsClient[]> {
+  const clients: AdsClient[] = [];
+  for (const name of names) {
+    const client = new AdsClient({ address: dpAddress, nodeId: `${mesh}.${name}` });
+    client.request({ typeUrl: TYPE.cluster });
+    await client.next(TYPE.cluster, 1);
+    clients.push(client);
+  }
+  return clients;
 }

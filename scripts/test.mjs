@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// Runs every check and test: package dependency direction, lint, typecheck, the public API reports,
-// then all vitest projects.
+// Runs every check and test: package dependency direction, lint, typecheck, then all vitest
+// projects (the public API reports are checked by one of their tests, tests/api-report.test.ts).
 // Writes test-results/vitest.json, from which the closing `tests: N passed, N failed` line comes.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { apiReportsUpToDate } from './api-report.mjs';
 import { checkDependencyDirection } from './check-deps.mjs';
 import { lint } from './lint.mjs';
 import { pnpm } from './setup.mjs';
@@ -21,7 +20,6 @@ if (problems.length > 0) {
 }
 lint();
 pnpm(['exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']);
-if (!apiReportsUpToDate()) process.exit(1);
 
 mkdirSync(dirname(report), { recursive: true });
 const vitest = spawnSync(

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // REST API benchmark of the built zone control plane against two baselines that return the same
 // bytes: a plain node:http server (what one Node process can serve at best) and a bare Express 5
-// app (the framework the API is built on, with nothing behind the route). Prints figures and the
-// targets next to them; asserts nothing. See bench/README.md.
+// app (the framework the API is built on, with nothing behind the route); its writes also against
+// a bare Express 5 app that parses the same bodies and stores them in SQLite. Prints figures and
+// the targets next to them; asserts nothing. See bench/README.md.
 //
 // Knobs (env): BENCH_DURATION seconds per measurement (5), BENCH_WARMUP seconds (1),
 // BENCH_CONNECTIONS for the concurrent scenarios (10), BENCH_CPU_PROF=<dir> to run the control
 // plane under `node --cpu-prof` and write its profiles there on exit, BENCH_ONLY=get,first,deep,
 // mesh-insight,service-insights,overview,overview-deep,global-insight,policies,off-page-put,
-// first-after-change,update,create to run only some scenarios (with a profile, to see one
+// first-after-change,update,create,concurrent-writes to run only some scenarios (with a profile, to see one
 // request's costs alone); MESH_RUNTIME_HEAP_GROWTH_PERCENT
 // is passed on to the control plane.
 import autocannon from 'autocannon';
@@ -23,6 +24,7 @@ import { children, freePort, quantile } from './common.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
 const BASELINE = join(root, 'bench', 'baseline-server.mjs');
+const WRITE_BASELINE = join(root, 'bench', 'write-baseline-server.mjs');
 
 const DATAPLANES = 10_000;
 const POLICIES = 1_000;
@@ -53,7 +55,11 @@ const GET_PATHS = {
 // `/global-insight` stamps each answer with the time it was made (`createdAt`); the rest must match.
 const GLOBAL_INSIGHT_TIME = /"createdAt":"[^"]*"/;
 
-const TARGETS = { vsExpress: 0.9, deepVsFirst: 0.9, putPerSecond: 1_500, rssMb: 300 };
+const TARGETS = { vsExpress: 0.9, deepVsFirst: 0.9, writesVsExpressSqlite: 0.9, concurrentVsSequential: 2.5, rssMb: 300 };
+/** Writers in flight in the `concurrent-writes` scenario. */
+const CONCURRENT_WRITERS = 16;
+/** The servers of the write scenarios: the control plane, Express answering alone, Express storing in SQLite. */
+const WRITE_SERVERS = ['control plane', 'express', 'express+sqlite'];
 
 // DataplaneInsights, written into the store file while the control plane is stopped (the API
 // does not write insights): by dataplane index modulo 4, 0 and 1 connected (half the dataplanes
@@ -144,7 +150,7 @@ async function startControlPlane(workDir) {
 }
 
 async function startBaseline(flavour, responsesFile) {
-  const proc = spawnNode([BASELINE, flavour, responsesFile], {});
+  const proc = spawnNode(flavour === 'express+sqlite' ? [WRITE_BASELINE, responsesFile] : [BASELINE, flavour, responsesFile], {});
   const port = await new Promise((found, reject) => {
     proc.child.stdout.on('data', () => {
       const match = /listening (\d+)/.exec(proc.output());
@@ -293,6 +299,7 @@ function scenarios(captured) {
       key: 'update',
       title: 'PUT update, sequential',
       connections: 1,
+      servers: WRITE_SERVERS,
       expectBody: '{}',
       // Walks the loaded dataplanes, each pass with new addresses, so every PUT is a real change.
       requests: () =>
@@ -305,8 +312,24 @@ function scenarios(captured) {
       key: 'create',
       title: 'PUT create, sequential',
       connections: 1,
+      servers: WRITE_SERVERS,
       expectBody: '{}',
       requests: () => putSequence((c) => ({ ...dataplane(c), name: `new-${dpName(c)}` })),
+    },
+    {
+      // Every other PUT creates a dataplane, the others update the loaded ones with addresses the
+      // sequential updates never gave them, so every PUT is a real change.
+      key: 'concurrent-writes',
+      title: `PUT creates and updates, ${CONCURRENT_WRITERS} in flight`,
+      connections: CONCURRENT_WRITERS,
+      servers: WRITE_SERVERS,
+      expectBody: '{}',
+      requests: () =>
+        putSequence((c) => {
+          if (c % 2 === 1) return { ...dataplane(c), name: `many-${dpName(c)}` };
+          const i = (c / 2) % DATAPLANES;
+          return dataplane(i, `11.${Math.floor(c / 2 / DATAPLANES) % 256}.${i >> 8}.${i & 255}`);
+        }),
     },
   ];
 }
@@ -384,14 +407,40 @@ function printScenario(scenario, results) {
   }
   const cp = results['control plane'];
   const ratio = (baseline) => `${fmt(cp.rps / results[baseline].rps, 2)} (CPU/req: ${fmt(results[baseline].cpuUs / cp.cpuUs, 2)})`;
+  const ratios = Object.keys(results)
+    .filter((name) => name !== 'control plane')
+    .map((name) => `/ ${name} ${ratio(name)}`)
+    .join(', ');
   const vsExpress = cp.rps / results.express.rps;
-  const target =
-    scenario.key === 'update' || scenario.key === 'create'
-      ? `target >= ${fmt(TARGETS.putPerSecond)}/s: ${verdict(cp.rps, TARGETS.putPerSecond)}`
+  const target = WRITE_SCENARIOS.has(scenario.key)
+    ? `target >= ${TARGETS.writesVsExpressSqlite} of express+sqlite: ${verdict(cp.rps / results['express+sqlite'].rps, TARGETS.writesVsExpressSqlite)}`
+    : scenario.key === 'concurrent-writes'
+      ? 'against the sequential writes below'
       : scenario.key === 'off-page-put' || scenario.key === 'first-after-change'
         ? 'the GET alone is below'
         : `target >= ${TARGETS.vsExpress} of express: ${verdict(vsExpress, TARGETS.vsExpress)}`;
-  console.log(`  control plane / node:http ${ratio('node:http')}, / express ${ratio('express')}; ${target}`);
+  console.log(`  control plane ${ratios}; ${target}`);
+}
+
+/** The sequential write scenarios, measured against the Express + SQLite baseline. */
+const WRITE_SCENARIOS = new Set(['update', 'create']);
+
+/** The concurrent writes against the sequential ones of the same run, and against the baseline with as many writers. */
+function printConcurrentWrites(all) {
+  const concurrent = all['concurrent-writes'];
+  const sequential = ['update', 'create'].filter((key) => all[key]);
+  if (sequential.length === 0) {
+    console.log(`
+${CONCURRENT_WRITERS} writers against sequential writes: run update and create too (BENCH_ONLY) for the ratio`);
+    return;
+  }
+  // Half creates, half updates: the sequential rate of the same mix is the harmonic mean of the two.
+  const sequentialRate = (name) => sequential.length / sequential.reduce((sum, key) => sum + 1 / all[key][name].rps, 0);
+  const line = (name) => `${name} ${fmt(concurrent[name].rps)}/s, ${fmt(concurrent[name].rps / sequentialRate(name), 2)}x its ${fmt(sequentialRate(name))}/s sequential`;
+  const cpRatio = concurrent['control plane'].rps / sequentialRate('control plane');
+  console.log(`
+${CONCURRENT_WRITERS} writers against one (${sequential.join(' and ')} in the same run): ${line('control plane')}; target >= ${TARGETS.concurrentVsSequential}x: ${verdict(cpRatio, TARGETS.concurrentVsSequential)}`);
+  console.log(`  ${line('express+sqlite')}; control plane / express+sqlite with ${CONCURRENT_WRITERS} writers ${fmt(concurrent['control plane'].rps / concurrent['express+sqlite'].rps, 2)} (CPU/req: ${fmt(concurrent['express+sqlite'].cpuUs / concurrent['control plane'].cpuUs, 2)})`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,16 +498,22 @@ async function main() {
     writeFileSync(responsesFile, JSON.stringify({ get: captured, dataplaneNames: Array.from({ length: DATAPLANES }, (_, i) => dpName(i)) }));
     servers['node:http'] = await startBaseline('node', responsesFile);
     servers.express = await startBaseline('express', responsesFile);
+    servers['express+sqlite'] = await startBaseline('express+sqlite', join(workDir, 'express-sqlite.db'));
+    const baselineRate = await putAll(servers['express+sqlite'].url, dpItems);
+    agent.destroy();
+    console.log(`express+sqlite loaded the same ${fmt(DATAPLANES)} dataplanes at ${fmt(baselineRate)}/s (control plane: ${fmt(dpRate)}/s), ${LOAD_CONCURRENCY} requests in flight`);
 
     // Servers take turns within a scenario, so drift on the machine hits all three alike.
     const all = {};
     for (const scenario of scenarios(captured)) {
       if (ONLY && !ONLY.has(scenario.key)) continue;
       const results = {};
-      for (const [name, server] of Object.entries(servers)) results[name] = await measure(server, scenario, Object.values(servers));
+      for (const name of scenario.servers ?? ['control plane', 'node:http', 'express']) results[name] = await measure(servers[name], scenario, Object.values(servers));
       all[scenario.key] = results;
       printScenario(scenario, results);
     }
+
+    if (all['concurrent-writes']) printConcurrentWrites(all);
 
     if (all['off-page-put'] && all['first-after-change']) {
       // Each pair is two requests: its CPU is twice the CPU per request measured.

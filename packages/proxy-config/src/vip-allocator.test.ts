@@ -160,6 +160,60 @@ describe('VipAllocator', () => {
     await expect.poll(() => w.stored('default')).toEqual({ 'service:a': '240.0.0.3', 'service:c': '240.0.0.2', 'service:d': '240.0.0.1' });
   });
 
+  it('follows a proxy that changes its services, and keeps every name while proxies only move to other addresses', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'a-1', dataplane('10.0.0.1', 'a'));
+    await w.put('Dataplane', 'default', 'b-1', dataplane('10.0.0.2', 'b'));
+    await w.allocator();
+    expect(await w.stored('default')).toEqual({ 'service:a': '240.0.0.1', 'service:b': '240.0.0.2' });
+
+    await w.put('Dataplane', 'default', 'a-1', dataplane('10.0.1.1', 'a'));
+    await w.put('Dataplane', 'default', 'b-1', dataplane('10.0.1.2', 'c'));
+    await expect.poll(() => w.stored('default')).toEqual({ 'service:a': '240.0.0.1', 'service:c': '240.0.0.2' });
+    await w.put('Dataplane', 'default', 'b-1', dataplane('10.0.1.2', 'c', 9090));
+    await expect.poll(() => w.published.get('default')?.outbounds.map((outbound) => `${outbound.address}:${outbound.port}`)).toEqual([
+      '240.0.0.1:80',
+      '240.0.0.1:8080',
+      '240.0.0.2:80',
+      '240.0.0.2:9090',
+    ]);
+    await w.put('Dataplane', 'default', 'a-1', dataplane('10.0.2.1', 'a'));
+    await w.put('Dataplane', 'default', 'a-2', dataplane('10.0.2.2', 'a', 7070));
+    await expect.poll(() => w.published.get('default')?.outbounds.map((outbound) => `${outbound.address}:${outbound.port}`)).toEqual([
+      '240.0.0.1:80',
+      '240.0.0.1:7070',
+      '240.0.0.1:8080',
+      '240.0.0.2:80',
+      '240.0.0.2:9090',
+    ]);
+    expect(await w.stored('default')).toEqual({ 'service:a': '240.0.0.1', 'service:c': '240.0.0.2' });
+
+    // More instances of a service, and fewer, while one is left: the same names.
+    await w.put('Dataplane', 'default', 'c-2', dataplane('10.0.2.3', 'c', 9090));
+    await w.store.delete({ type: 'Dataplane', mesh: 'default', name: 'a-1' });
+    await w.put('Dataplane', 'default', 'd-1', dataplane('10.0.2.4', 'd'));
+    await expect.poll(() => w.stored('default')).toEqual({ 'service:a': '240.0.0.1', 'service:c': '240.0.0.2', 'service:d': '240.0.0.3' });
+    // The last instance of a service goes, and its name with it.
+    await w.store.delete({ type: 'Dataplane', mesh: 'default', name: 'a-2' });
+    await expect.poll(() => w.stored('default')).toEqual({ 'service:c': '240.0.0.2', 'service:d': '240.0.0.3' });
+    await w.store.delete({ type: 'Dataplane', mesh: 'default', name: 'b-1' });
+    await w.store.delete({ type: 'Dataplane', mesh: 'default', name: 'c-2' });
+    await expect.poll(() => w.stored('default')).toEqual({ 'service:d': '240.0.0.3' });
+  });
+
+  it('gives a VirtualOutbound host to a new instance whose tags make one, though its service has a name already', async () => {
+    const w = await newWorld();
+    await w.put('VirtualOutbound', 'default', 'versions', {
+      selectors: [{ match: { [SERVICE_TAG]: '*', version: '*' } }],
+      conf: { host: '{{.svc}}.{{.version}}.internal', port: '7000', parameters: [{ name: 'svc', tagKey: SERVICE_TAG }, { name: 'version' }] },
+    });
+    await w.put('Dataplane', 'default', 'a-1', { networking: { address: '10.0.0.1', inbound: [{ port: 8080, tags: { [SERVICE_TAG]: 'a', version: 'v1' } }] } });
+    await w.allocator();
+    expect(Object.keys(await w.stored('default'))).toEqual(['fqdn:a.v1.internal', 'service:a']);
+    await w.put('Dataplane', 'default', 'a-2', { networking: { address: '10.0.0.2', inbound: [{ port: 8080, tags: { [SERVICE_TAG]: 'a', version: 'v2' } }] } });
+    await expect.poll(async () => Object.keys(await w.stored('default')).sort()).toEqual(['fqdn:a.v1.internal', 'fqdn:a.v2.internal', 'service:a']);
+  });
+
   it('logs a clear error for the names left without an address when the CIDR is exhausted', async () => {
     const w = await newWorld();
     for (const service of ['a', 'b', 'c']) await w.put('Dataplane', 'default', `${service}-1`, dataplane('10.0.0.1', service));

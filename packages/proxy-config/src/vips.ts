@@ -5,7 +5,6 @@
 // every instance sharing the store hands out the same ones; they go when their name goes.
 import { type DataplaneOutbound, isDnsName, SERVICE_TAG, type TagMap } from '@mesh/model';
 import {
-  type DataplaneResource,
   type ExternalServiceResource,
   indexPolicies,
   type PolicyIndex,
@@ -25,10 +24,17 @@ export interface VipSettings {
   readonly serviceVipPort: number;
 }
 
+/** What of a dataplane's inbound gives its mesh names: its port and tags. */
+export interface VipInbound {
+  readonly port?: number | undefined;
+  readonly tags?: TagMap | undefined;
+}
+
 /** What names in one mesh come from. */
 export interface VipSources {
   readonly mesh: string;
-  readonly dataplanes: readonly DataplaneResource[];
+  /** The inbounds of each dataplane of the mesh, in name order (the first source of a port wins). */
+  readonly dataplaneInbounds: ReadonlyArray<readonly VipInbound[]>;
   readonly externalServices: readonly ExternalServiceResource[];
   readonly virtualOutbounds: readonly PolicyOf<'VirtualOutbound'>[];
   /** The tags of this mesh's services other zones offer through their zone ingresses. */
@@ -69,7 +75,7 @@ class HostSet {
   add(key: string, domains: readonly string[], port: number, tags: TagMap): VipHost {
     let host = this.hosts.get(key);
     if (!host) this.hosts.set(key, (host = { key, domains: [], ports: new Map() }));
-    for (const domain of domains) if (isDnsName(domain) && !host.domains.includes(domain)) host.domains.push(domain);
+    for (const domain of domains) if (!host.domains.includes(domain) && isDnsName(domain)) host.domains.push(domain);
     if (port > 0 && !host.ports.has(port)) host.ports.set(port, tags);
     return host;
   }
@@ -98,8 +104,8 @@ export function vipHostsOf(sources: VipSources, settings: VipSettings): Map<stri
   const addVirtualOutbounds = (tags: TagMap): void => {
     for (const entry of virtualOutboundEntries(index, tags)) set.add(`fqdn:${entry.host}`, [entry.host], entry.port, entry.tags);
   };
-  for (const dataplane of sources.dataplanes) {
-    for (const inbound of dataplane.spec.networking?.inbound ?? []) {
+  for (const inbounds of sources.dataplaneInbounds) {
+    for (const inbound of inbounds) {
       const tags = inbound.tags ?? {};
       addService(tags[SERVICE_TAG] ?? '', inbound.port ?? 0);
       addVirtualOutbounds(tags);

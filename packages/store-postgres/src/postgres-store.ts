@@ -303,6 +303,18 @@ function rowWrites(tx: Transaction, recorded: (revision: number) => void): Drive
       await tx.delete(changes).where(lte(changes.revision, through));
       await writeSetting(PRUNED_THROUGH_SETTING, String(through));
     },
+    savepoint: async (work) => {
+      await tx.execute(sql`savepoint write`);
+      try {
+        const result = await work();
+        await tx.execute(sql`release savepoint write`);
+        return result;
+      } catch (error) {
+        await tx.execute(sql`rollback to savepoint write`);
+        await tx.execute(sql`release savepoint write`);
+        throw error;
+      }
+    },
   };
 }
 

@@ -136,6 +136,36 @@ describe('SqliteResourceStore', () => {
   });
 });
 
+/** Transactions committed into the write-ahead log since its last reset: its frames that end one. */
+function walCommits(databasePath: string): number {
+  const wal = readFileSync(`${databasePath}-wal`);
+  const pageSize = wal.readUInt32BE(8);
+  const salts = wal.subarray(16, 24);
+  let commits = 0;
+  for (let frame = 32; frame + 24 + pageSize <= wal.length; frame += 24 + pageSize) {
+    // A frame of an earlier round of the log (before a checkpoint reset it) has other salts.
+    if (!wal.subarray(frame + 8, frame + 16).equals(salts)) break;
+    if (wal.readUInt32BE(frame + 4) !== 0) commits++;
+  }
+  return commits;
+}
+
+describe('SqliteResourceStore with writes asked together', () => {
+  it('commits them in one SQLite transaction, and a write asked alone in its own', async () => {
+    const path = tempFile();
+    const store = new SqliteResourceStore({ path });
+    await store.create(route('default', 'first'));
+    const before = walCommits(path);
+    const created = await Promise.all(Array.from({ length: 16 }, (_, i) => store.create(route('default', `r-${i}`))));
+    expect(created.map((r) => r.name)).toEqual(Array.from({ length: 16 }, (_, i) => `r-${i}`));
+    expect(walCommits(path) - before).toBe(1);
+    await store.create(route('default', 'last'));
+    expect(walCommits(path) - before).toBe(2);
+    expect(await store.count('TrafficRoute')).toBe(18);
+    await store.close();
+  });
+});
+
 describe('SqliteResourceStore on a file it cannot use', () => {
   it('refuses a file that is no database, naming it', () => {
     const path = tempFile();

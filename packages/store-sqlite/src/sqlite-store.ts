@@ -122,6 +122,9 @@ class SqliteDriver implements PersistenceDriver {
       begin: this.sqlite.prepare('BEGIN'),
       commit: this.sqlite.prepare('COMMIT'),
       rollback: this.sqlite.prepare('ROLLBACK'),
+      savepoint: this.sqlite.prepare('SAVEPOINT write'),
+      release: this.sqlite.prepare('RELEASE write'),
+      rollbackToSavepoint: this.sqlite.prepare('ROLLBACK TO write'),
       insert: this.db
         .insert(resources)
         .values({
@@ -183,6 +186,18 @@ class SqliteDriver implements PersistenceDriver {
       pruneChanges: async (through) => {
         statements.prune.run({ through });
         statements.setting.run({ key: PRUNED_THROUGH_SETTING, value: String(through) });
+      },
+      savepoint: async (work) => {
+        statements.savepoint.run();
+        try {
+          const result = await work();
+          statements.release.run();
+          return result;
+        } catch (error) {
+          statements.rollbackToSavepoint.run();
+          statements.release.run();
+          throw error;
+        }
       },
     };
     /* eslint-enable @typescript-eslint/require-await */

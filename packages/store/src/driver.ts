@@ -51,6 +51,12 @@ export interface DriverTransaction {
   writeSetting(key: string, value: string | null): Promise<void>;
   /** Deletes the changes through `revision` and records it as the `PRUNED_THROUGH_SETTING`. */
   pruneChanges(through: number): Promise<void>;
+  /**
+   * Runs `work` in a savepoint: when it throws, what it wrote is undone and the transaction goes
+   * on without it (one write of several sharing the transaction). An error that ends the
+   * transaction itself is thrown as it is.
+   */
+  savepoint<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /** A database that other instances write too: how this instance learns of their changes. */

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
+import { DomainError, meshKind, resourceAlreadyExists, resourceConflict, resourceNotFound } from '@mesh/model';
 import type { DriverTransaction, PersistedState, PersistenceDriver, ResourceContent } from './driver.js';
 import { ResourceIndex } from './resource-index.js';
 import type {
@@ -35,6 +35,27 @@ interface Written {
   resource: StoredResource | undefined;
 }
 
+/** What one write does inside the transaction it shares with the writes grouped with it. */
+interface WriteStep {
+  tx: DriverTransaction;
+  /** The time of the transaction, the modification time of everything it writes. */
+  time: string;
+  /** The changes of this write, appended as it makes them. */
+  written: Written[];
+  /** The resource as memory holds it, unless an earlier write of the transaction touched its key. */
+  remembered(key: ResourceKey): StoredResource | undefined;
+}
+
+/** A write waiting for its transaction, and how its caller hears the outcome. */
+interface PendingWrite {
+  work: (step: WriteStep) => Promise<void>;
+  resolve: (written: Written[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/** What became of one write of a transaction: its changes, or the error of its own checks. */
+type WriteOutcome = { written: Written[] } | { error: DomainError };
+
 /** Stored resources are shared between readers, so they are frozen. */
 function freeze(resource: StoredResource): StoredResource {
   Object.freeze(resource.labels);
@@ -42,6 +63,8 @@ function freeze(resource: StoredResource): StoredResource {
 }
 
 const keyOf = (key: ResourceKey): ResourceKey => ({ type: key.type, mesh: key.mesh, name: key.name });
+
+const sameKey = (a: ResourceKey, b: ResourceKey): boolean => a.name === b.name && a.type === b.type && a.mesh === b.mesh;
 
 /** Code-unit order of (type, name), the order a mesh's resources are deleted in. */
 const byTypeAndName = (a: ResourceKey, b: ResourceKey): number => (a.type < b.type ? -1 : a.type > b.type ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -65,6 +88,8 @@ export class StoreEngine implements ResourceStore {
   private prunedThrough = 0;
   /** The transaction or database read under way: one at a time, in the order asked. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** The writes that will share the next transaction, while its turn has not come. */
+  private gathering: PendingWrite[] | undefined;
   private closed = false;
 
   constructor(
@@ -107,57 +132,57 @@ export class StoreEngine implements ResourceStore {
   }
 
   async create(resource: NewResource, owned: readonly NewResource[] = []): Promise<StoredResource> {
-    const [created] = await this.commit(async (tx, time, written) => {
-      if (!(await this.insert(tx, resource, time, written))) throw resourceAlreadyExists(resource.type, resource.name, resource.mesh);
-      for (const along of owned) await this.insert(tx, along, time, written);
+    const [created] = await this.commit(async (step) => {
+      if (!(await this.insert(step, resource))) throw resourceAlreadyExists(resource.type, resource.name, resource.mesh);
+      for (const along of owned) await this.insert(step, along);
     });
     return created!.resource!;
   }
 
   async createMissing(list: NewResource[]): Promise<StoredResource[]> {
-    const created = await this.commit(async (tx, time, written) => {
-      for (const resource of list) await this.insert(tx, resource, time, written);
+    const created = await this.commit(async (step) => {
+      for (const resource of list) await this.insert(step, resource);
     });
     return created.map(({ resource }) => resource!);
   }
 
   async update(update: ResourceUpdate, owned: readonly NewResource[] = []): Promise<StoredResource> {
-    const written = await this.commit(async (tx, time, written) => {
-      for (const along of owned) await this.insert(tx, along, time, written);
-      const content = { type: update.type, mesh: update.mesh, name: update.name, spec: update.spec, labels: update.labels ?? {}, modificationTime: time };
-      if (await this.replace(tx, content, written, update.version, this.index.get(update))) return;
-      throw (await tx.exists(update)) ? resourceConflict(update.type, update.name, update.mesh) : resourceNotFound();
+    const written = await this.commit(async (step) => {
+      for (const along of owned) await this.insert(step, along);
+      const content = { type: update.type, mesh: update.mesh, name: update.name, spec: update.spec, labels: update.labels ?? {}, modificationTime: step.time };
+      if (await this.replace(step, content, update.version, step.remembered(update))) return;
+      throw (await step.tx.exists(update)) ? resourceConflict(update.type, update.name, update.mesh) : resourceNotFound();
     });
     return written.at(-1)!.resource!;
   }
 
   async delete(key: ResourceKey): Promise<void> {
-    await this.commit(async (tx, _time, written) => {
-      if (!(await this.remove(tx, keyOf(key), written))) throw resourceNotFound();
+    await this.commit(async (step) => {
+      if (!(await this.remove(step, keyOf(key)))) throw resourceNotFound();
     });
   }
 
   async deleteMesh(mesh: string): Promise<void> {
-    await this.commit(async (tx, _time, written) => {
-      if (!(await this.remove(tx, { type: meshKind.name, mesh: '', name: mesh }, written))) throw resourceNotFound();
-      for (const key of (await tx.deleteInMesh(mesh)).sort(byTypeAndName)) written.push({ change: { operation: 'delete', ...keyOf(key), revision: 0 }, resource: undefined });
+    await this.commit(async (step) => {
+      if (!(await this.remove(step, { type: meshKind.name, mesh: '', name: mesh }))) throw resourceNotFound();
+      for (const key of (await step.tx.deleteInMesh(mesh)).sort(byTypeAndName)) step.written.push({ change: { operation: 'delete', ...keyOf(key), revision: 0 }, resource: undefined });
     });
   }
 
   async writeBatch(writes: BatchWrite[], options: BatchOptions = {}): Promise<ResourceChange[]> {
-    const written = await this.commit(async (tx, time, written) => {
-      for (const [key, value] of Object.entries(options.settings ?? {})) await tx.writeSetting(key, value);
+    const written = await this.commit(async (step) => {
+      for (const [key, value] of Object.entries(options.settings ?? {})) await step.tx.writeSetting(key, value);
       for (const write of writes) {
         if (write.operation === 'delete') {
-          await this.remove(tx, keyOf(write.key), written);
+          await this.remove(step, keyOf(write.key));
           continue;
         }
         const { resource } = write;
-        const content = { type: resource.type, mesh: resource.mesh, name: resource.name, spec: resource.spec, labels: resource.labels ?? {}, modificationTime: time };
+        const content = { type: resource.type, mesh: resource.mesh, name: resource.name, spec: resource.spec, labels: resource.labels ?? {}, modificationTime: step.time };
         // Memory says which of the two is likely; the database decides.
         if (this.index.get(resource)) {
-          if (!(await this.replace(tx, content, written))) await this.insert(tx, resource, time, written);
-        } else if (!(await this.insert(tx, resource, time, written))) await this.replace(tx, content, written);
+          if (!(await this.replace(step, content))) await this.insert(step, resource);
+        } else if (!(await this.insert(step, resource))) await this.replace(step, content);
       }
     });
     return written.map(({ change }) => change);
@@ -189,7 +214,7 @@ export class StoreEngine implements ResourceStore {
   }
 
   async putSetting(key: string, value: string): Promise<void> {
-    await this.commit((tx) => tx.writeSetting(key, value));
+    await this.commit((step) => step.tx.writeSetting(key, value));
   }
 
   onChange(listener: ChangeListener): () => void {
@@ -213,47 +238,101 @@ export class StoreEngine implements ResourceStore {
   }
 
   /**
-   * Runs `work` in one transaction that also appends its changes to the change log, numbered with
+   * Runs `work` in a transaction that also appends its changes to the change log, numbered with
    * the next revisions; once it commits, memory follows and the changes are announced in order.
-   * A refused or failed transaction leaves memory, revisions and listeners as they were.
+   * Writes asked while earlier work holds the queue, or in the same turn of the event loop, share
+   * one transaction (docs/architecture.md, Grouped commits): each in a savepoint of its own, so
+   * that its checks refuse it alone and leave nothing of it behind. A refused or failed write
+   * leaves memory, revisions and listeners as they were.
    */
-  private commit(work: (tx: DriverTransaction, time: string, written: Written[]) => Promise<void>): Promise<Written[]> {
-    return this.serialized(async () => {
-      let latest = this.revision;
-      let prunedThrough = this.prunedThrough;
-      const written: Written[] = [];
-      await this.driver.transaction(async (tx) => {
-        if (tx.latestRevision) latest = await tx.latestRevision();
-        await work(tx, this.now().toISOString(), written);
-        if (written.length === 0) return;
-        const changes = written.map(({ change }, i) => {
-          change.revision = latest + i + 1;
-          return change;
-        });
-        await tx.appendChanges(changes);
-        const through = latest + written.length - this.retainedChanges;
-        if (through - prunedThrough >= PRUNE_STEP) {
-          await tx.pruneChanges(through);
-          prunedThrough = through;
-        }
+  private commit(work: (step: WriteStep) => Promise<void>): Promise<Written[]> {
+    return new Promise((resolve, reject) => {
+      const write = { work, resolve, reject };
+      if (this.gathering) {
+        this.gathering.push(write);
+        return;
+      }
+      const group = [write];
+      this.gathering = group;
+      void this.serialized(async () => {
+        // The requests read in this turn of the event loop reach their writes before it ends.
+        await new Promise(setImmediate);
+        this.gathering = undefined;
+        await this.commitGroup(group);
       });
-      this.prunedThrough = Math.max(this.prunedThrough, prunedThrough);
-      // Others' changes committed before this transaction come first.
-      if (latest > this.revision) await this.catchUp(latest).catch(() => {});
-      // Still behind: the next catch-up reads this transaction's changes with the ones missed.
-      if (latest === this.revision) this.apply(written);
-      return written;
     });
   }
 
-  private async insert(tx: DriverTransaction, resource: NewResource, time: string, written: Written[]): Promise<boolean> {
+  /** Commits the writes of a group together, or each alone when the database refuses them together. */
+  private async commitGroup(group: readonly PendingWrite[]): Promise<void> {
+    let outcomes: WriteOutcome[];
+    try {
+      outcomes = await this.transaction(group);
+    } catch (error) {
+      if (group.length === 1) {
+        group[0]!.reject(error);
+        return;
+      }
+      // Not one write's checks but the database (full, gone): each write learns its own fate.
+      for (const write of group) await this.commitGroup([write]);
+      return;
+    }
+    outcomes.forEach((outcome, i) => ('error' in outcome ? group[i]!.reject(outcome.error) : group[i]!.resolve(outcome.written)));
+  }
+
+  /** One transaction of the group's writes, in the order asked; a write alone needs no savepoint. */
+  private async transaction(group: readonly PendingWrite[]): Promise<WriteOutcome[]> {
+    let latest = this.revision;
+    let prunedThrough = this.prunedThrough;
+    const outcomes: WriteOutcome[] = [];
+    const written: Written[] = [];
+    await this.driver.transaction(async (tx) => {
+      if (tx.latestRevision) latest = await tx.latestRevision();
+      const time = this.now().toISOString();
+      const remembered = (key: ResourceKey) => (written.some(({ change }) => sameKey(change, key)) ? undefined : this.index.get(key));
+      for (const { work } of group) {
+        const step: WriteStep = { tx, time, written: [], remembered };
+        if (group.length === 1) await work(step);
+        else {
+          try {
+            await tx.savepoint(() => work(step));
+          } catch (error) {
+            if (!(error instanceof DomainError)) throw error;
+            outcomes.push({ error });
+            continue;
+          }
+        }
+        outcomes.push({ written: step.written });
+        written.push(...step.written);
+      }
+      if (written.length === 0) return;
+      const changes = written.map(({ change }, i) => {
+        change.revision = latest + i + 1;
+        return change;
+      });
+      await tx.appendChanges(changes);
+      const through = latest + written.length - this.retainedChanges;
+      if (through - prunedThrough >= PRUNE_STEP) {
+        await tx.pruneChanges(through);
+        prunedThrough = through;
+      }
+    });
+    this.prunedThrough = Math.max(this.prunedThrough, prunedThrough);
+    // Others' changes committed before this transaction come first.
+    if (latest > this.revision) await this.catchUp(latest).catch(() => {});
+    // Still behind: the next catch-up reads this transaction's changes with the ones missed.
+    if (latest === this.revision) this.apply(written);
+    return outcomes;
+  }
+
+  private async insert({ tx, time, written }: WriteStep, resource: NewResource): Promise<boolean> {
     const created = freeze({ ...keyOf(resource), spec: resource.spec, version: 1, creationTime: resource.creationTime ?? time, modificationTime: time, labels: { ...resource.labels } });
     if (!(await tx.insert(created))) return false;
     written.push({ change: { operation: 'create', ...keyOf(resource), revision: 0 }, resource: created });
     return true;
   }
 
-  private async replace(tx: DriverTransaction, content: ResourceContent, written: Written[], version?: number, remembered?: StoredResource): Promise<boolean> {
+  private async replace({ tx, written }: WriteStep, content: ResourceContent, version?: number, remembered?: StoredResource): Promise<boolean> {
     const stored = await tx.update(content, version, remembered);
     if (!stored) return false;
     const { type, mesh, name, spec, modificationTime, labels } = content;
@@ -264,12 +343,11 @@ export class StoreEngine implements ResourceStore {
     return true;
   }
 
-  private async remove(tx: DriverTransaction, key: ResourceKey, written: Written[]): Promise<boolean> {
+  private async remove({ tx, written }: WriteStep, key: ResourceKey): Promise<boolean> {
     if (!(await tx.delete(key))) return false;
     written.push({ change: { operation: 'delete', ...key, revision: 0 }, resource: undefined });
     return true;
   }
-
   /** Memory follows committed changes, all of them before any is announced; those already read are skipped. */
   private apply(writtenList: readonly Written[]): void {
     const applied: Written[] = [];

@@ -233,6 +233,68 @@ export function describeResourceStore({ describe, it, expect }: TestFunctions, n
       await store.close();
     });
 
+    it('commits writes asked together in one transaction, each with its own checks and result', async () => {
+      let second = 0;
+      const { store, reopen } = await open({ now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, second++)) });
+      await store.create(route('default', 'taken'));
+      await store.create(route('default', 'again', '{"first":true}'));
+      await store.create({ type: 'Mesh', mesh: '', name: 'm', spec: '{}' });
+      const seen: ResourceChange[] = [];
+      store.onChange((change) => seen.push(change));
+      const asked = [
+        store.create(route('default', 'a')),
+        store.create(route('default', 'taken')),
+        // Writes what it owns, then finds the mesh moved on: none of it may stay.
+        store.update({ type: 'Mesh', mesh: '', name: 'm', spec: '{"x":1}', version: 7 }, [route('m', 'owned')]),
+        store.update({ ...route('default', 'taken', '{"b":2}'), version: 1 }),
+        // Read the same version as the one before: that one moved it on.
+        store.update({ ...route('default', 'taken', '{"b":3}'), version: 1 }),
+        store.delete(key('default', 'missing')),
+        // Deleted and created again in the same transaction: the update sees the new one.
+        store.delete(key('default', 'again')),
+        store.create(route('default', 'again', '{"second":true}')),
+        store.update({ ...route('default', 'again', '{"third":true}'), version: 1 }),
+        store.create(route('default', 'b')),
+      ];
+      const results = await Promise.allSettled(asked);
+      expect(results.map((result) => (result.status === 'fulfilled' ? 'ok' : (result.reason as { code: string }).code))).toEqual([
+        'ok',
+        'already_exists',
+        'conflict',
+        'ok',
+        'conflict',
+        'not_found',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+      ]);
+      const stored = results.flatMap((result) => (result.status === 'fulfilled' && result.value ? [result.value] : []));
+      // One transaction: one time for all of them.
+      expect(new Set(stored.map((resource) => resource.modificationTime))).toEqual(new Set([stored[0]!.modificationTime]));
+      const recreated = await store.get(key('default', 'again'));
+      expect(recreated).toMatchObject({ spec: '{"third":true}', version: 2, creationTime: stored[0]!.modificationTime });
+      expect(stored.at(-2)).toEqual(recreated);
+      expect(seen.map((c) => [c.revision, c.operation, c.name])).toEqual([
+        [4, 'create', 'a'],
+        [5, 'update', 'taken'],
+        [6, 'delete', 'again'],
+        [7, 'create', 'again'],
+        [8, 'update', 'again'],
+        [9, 'create', 'b'],
+      ]);
+      expect(await store.changesSince(3)).toEqual({ resync: false, changes: seen, revision: 9 });
+      await store.close();
+      const again = await reopen();
+      expect(await again.get(key('m', 'owned'))).toBeUndefined();
+      expect((await again.get({ type: 'Mesh', mesh: '', name: 'm' }))!.spec).toBe('{}');
+      expect((await again.get(key('default', 'taken')))!.spec).toBe('{"b":2}');
+      expect(await again.get(key('default', 'again'))).toEqual(recreated);
+      expect((await again.list({ type: 'TrafficRoute', offset: 0, size: 0 })).items.map((r) => r.name)).toEqual(['a', 'again', 'b', 'taken']);
+      expect(await again.currentRevision()).toBe(9);
+      await again.close();
+    });
+
     it('tells a consumer from before the kept change log to read everything again', async () => {
       const { store } = await open({ retainedChanges: 10 });
       await store.createMissing(Array.from({ length: 1020 }, (_, i) => route('default', `r-${String(i).padStart(4, '0')}`)));

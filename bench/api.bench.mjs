@@ -149,8 +149,9 @@ async function startControlPlane(workDir) {
   return { ...proc, url: `http://127.0.0.1:${ports.http}`, pid: proc.child.pid };
 }
 
-async function startBaseline(flavour, responsesFile) {
-  const proc = spawnNode(flavour === 'express+sqlite' ? [WRITE_BASELINE, responsesFile] : [BASELINE, flavour, responsesFile], {});
+/** A baseline server: `file` holds the captured responses, or for express+sqlite is its database. */
+async function startBaseline(flavour, file) {
+  const proc = spawnNode(flavour === 'express+sqlite' ? [WRITE_BASELINE, file] : [BASELINE, flavour, file], {});
   const port = await new Promise((found, reject) => {
     proc.child.stdout.on('data', () => {
       const match = /listening (\d+)/.exec(proc.output());
@@ -430,16 +431,14 @@ function printConcurrentWrites(all) {
   const concurrent = all['concurrent-writes'];
   const sequential = ['update', 'create'].filter((key) => all[key]);
   if (sequential.length === 0) {
-    console.log(`
-${CONCURRENT_WRITERS} writers against sequential writes: run update and create too (BENCH_ONLY) for the ratio`);
+    console.log(`\n${CONCURRENT_WRITERS} writers against sequential writes: run update and create too (BENCH_ONLY) for the ratio`);
     return;
   }
   // Half creates, half updates: the sequential rate of the same mix is the harmonic mean of the two.
   const sequentialRate = (name) => sequential.length / sequential.reduce((sum, key) => sum + 1 / all[key][name].rps, 0);
   const line = (name) => `${name} ${fmt(concurrent[name].rps)}/s, ${fmt(concurrent[name].rps / sequentialRate(name), 2)}x its ${fmt(sequentialRate(name))}/s sequential`;
   const cpRatio = concurrent['control plane'].rps / sequentialRate('control plane');
-  console.log(`
-${CONCURRENT_WRITERS} writers against one (${sequential.join(' and ')} in the same run): ${line('control plane')}; target >= ${TARGETS.concurrentVsSequential}x: ${verdict(cpRatio, TARGETS.concurrentVsSequential)}`);
+  console.log(`\n${CONCURRENT_WRITERS} writers against one (${sequential.join(' and ')} in the same run): ${line('control plane')}; target >= ${TARGETS.concurrentVsSequential}x: ${verdict(cpRatio, TARGETS.concurrentVsSequential)}`);
   console.log(`  ${line('express+sqlite')}; control plane / express+sqlite with ${CONCURRENT_WRITERS} writers ${fmt(concurrent['control plane'].rps / concurrent['express+sqlite'].rps, 2)} (CPU/req: ${fmt(concurrent['express+sqlite'].cpuUs / concurrent['control plane'].cpuUs, 2)})`);
 }
 

@@ -20,14 +20,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { children, freePort, quantile } from './common.mjs';
+import { dataplane, dataplaneInsightRows, DATAPLANES, DP_PATH, dpName, MESH, policy, POLICIES, POLICY_KINDS } from './zone-data.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ZONE_BINARY = join(root, 'apps', 'zone', 'dist', 'main.js');
 const BASELINE = join(root, 'bench', 'baseline-server.mjs');
 const WRITE_BASELINE = join(root, 'bench', 'write-baseline-server.mjs');
 
-const DATAPLANES = 10_000;
-const POLICIES = 1_000;
 const LOAD_CONCURRENCY = 8;
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
@@ -35,9 +34,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 
-const MESH = 'default';
-const DP_PATH = `/meshes/${MESH}/dataplanes`;
-const dpName = (i) => `dp-${String(i).padStart(5, '0')}`; // padded, so list order is index order
 const DEEP_OFFSET = DATAPLANES - 200;
 // The GETs measured; the control plane's answers to them are what the baselines serve.
 const GET_PATHS = {
@@ -61,40 +57,12 @@ const CONCURRENT_WRITERS = 16;
 /** The servers of the write scenarios: the control plane, Express answering alone, Express storing in SQLite. */
 const WRITE_SERVERS = ['control plane', 'express', 'express+sqlite'];
 
-// DataplaneInsights, written into the store file while the control plane is stopped (the API
-// does not write insights): by dataplane index modulo 4, 0 and 1 connected (half the dataplanes
-// online), 2 disconnected, 3 without an insight. Connected ones have a certificate.
-const INSIGHT_TIME = '2024-05-06T07:00:00.000Z';
-function dataplaneInsight(i) {
-  const kind = i % 4;
-  if (kind === 3) return undefined;
-  const hex = (n, width) => n.toString(16).padStart(width, '0');
-  const subscription = {
-    id: `7b0c9a3e-1d2f-4e5a-9b8c-${hex(i, 12)}`,
-    controlPlaneInstanceId: 'zone-cp-0f1e2d3c',
-    connectTime: INSIGHT_TIME,
-    ...(kind === 2 ? { disconnectTime: '2024-05-06T07:05:00.000Z' } : {}),
-    status: { lastUpdateTime: INSIGHT_TIME, total: { responsesSent: '4', responsesAcknowledged: '4' }, cds: { responsesSent: '1', responsesAcknowledged: '1' } },
-    version: { meshDp: { version: i % 3 === 0 ? '2.4.3' : '2.5.0' }, envoy: { version: i % 3 === 0 ? '1.27.2' : '1.28.0' } },
-  };
-  const mTLS =
-    kind === 2
-      ? undefined
-      : { certificateExpirationTime: '2024-05-07T07:00:00.000Z', lastCertificateRegeneration: INSIGHT_TIME, certificateRegenerations: 1, issuedBackend: 'ca-1', supportedBackends: ['ca-1'] };
-  return { subscriptions: [subscription], ...(mTLS ? { mTLS } : {}) };
-}
-
 /** Writes the DataplaneInsights into the (stopped) control plane's SQLite file, in one transaction. */
 async function seedInsights(workDir) {
   const { SqliteResourceStore } = await import(pathToFileURL(join(root, 'packages', 'store-sqlite', 'dist', 'index.js')).href);
   const store = new SqliteResourceStore({ path: join(workDir, 'mesh.db') });
   try {
-    const insights = [];
-    for (let i = 0; i < DATAPLANES; i++) {
-      const spec = dataplaneInsight(i);
-      if (spec) insights.push({ type: 'DataplaneInsight', mesh: MESH, name: dpName(i), spec: JSON.stringify(spec) });
-    }
-    return (await store.createMissing(insights)).length;
+    return (await store.createMissing(dataplaneInsightRows())).length;
   } finally {
     await store.close();
   }
@@ -189,43 +157,6 @@ function memoryMb(pid) {
 
 // ---------------------------------------------------------------------------------------------
 // Data
-
-const dataplane = (i, address = `10.0.${i >> 8}.${i & 255}`) => ({
-  type: 'Dataplane',
-  mesh: MESH,
-  name: dpName(i),
-  networking: {
-    address,
-    inbound: [{ port: 8080, servicePort: 80, tags: { 'mesh.io/service': `svc-${i % 100}`, 'mesh.io/protocol': 'http', version: `v${i % 3}` } }],
-    outbound: [
-      { port: 10001, service: `svc-${(i + 1) % 100}` },
-      { port: 10002, service: `svc-${(i + 2) % 100}` },
-    ],
-  },
-});
-
-const ALL = [{ match: { 'mesh.io/service': '*' } }];
-const to = (service) => [{ match: { 'mesh.io/service': service } }];
-// Bodies after apps/zone/src/testing/examples.ts, each aimed at one of the dataplanes' services.
-const POLICY_KINDS = [
-  {
-    type: 'TrafficRoute',
-    path: 'traffic-routes',
-    spec: (s) => ({
-      sources: ALL,
-      destinations: to(s),
-      conf: { split: [{ weight: 90, destination: { 'mesh.io/service': s, version: 'v1' } }, { weight: 10, destination: { 'mesh.io/service': s, version: 'v2' } }] },
-    }),
-  },
-  { type: 'TrafficPermission', path: 'traffic-permissions', spec: (s) => ({ sources: ALL, destinations: to(s) }) },
-  { type: 'Timeout', path: 'timeouts', spec: (s) => ({ sources: ALL, destinations: to(s), conf: { connectTimeout: '5s', http: { requestTimeout: '15s' } } }) },
-  { type: 'Retry', path: 'retries', spec: (s) => ({ sources: ALL, destinations: to(s), conf: { http: { numRetries: 3, perTryTimeout: '2s' } } }) },
-  {
-    type: 'HealthCheck',
-    path: 'health-checks',
-    spec: (s) => ({ sources: ALL, destinations: to(s), conf: { interval: '10s', timeout: '2s', unhealthyThreshold: 3, healthyThreshold: 1 } }),
-  },
-];
 
 const agent = new Agent({ keepAlive: true, maxSockets: LOAD_CONCURRENCY });
 
@@ -459,9 +390,8 @@ async function main() {
     const dpItems = Array.from({ length: DATAPLANES }, (_, i) => [`${DP_PATH}/${dpName(i)}`, dataplane(i)]);
     const dpRate = await putAll(cp.url, dpItems);
     const policyItems = Array.from({ length: POLICIES }, (_, i) => {
-      const kind = POLICY_KINDS[i % POLICY_KINDS.length];
-      const name = `bench-${kind.path}-${i}`;
-      return [`/meshes/${MESH}/${kind.path}/${name}`, { type: kind.type, mesh: MESH, name, ...kind.spec(`svc-${i % 100}`) }];
+      const { path, body } = policy(i);
+      return [path, body];
     });
     const policyRate = await putAll(cp.url, policyItems);
     console.log(`\nloaded ${fmt(DATAPLANES)} dataplanes at ${fmt(dpRate)}/s and ${fmt(POLICIES)} policies (${POLICY_KINDS.map((k) => k.type).join(', ')}) at ${fmt(policyRate)}/s, ${LOAD_CONCURRENCY} requests in flight`);

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { guardConnections, createApiApp, type ApiApp } from '@mesh/http-api';
+import { guardConnections, createApiApp, type ApiApp, type ApiContext } from '@mesh/http-api';
 import { InsightAggregator } from '@mesh/insights';
-import { parseDurationNanos, PRODUCT, PRODUCT_VERSION, type Mode } from '@mesh/model';
+import { DomainError, parseDurationNanos, PRODUCT, PRODUCT_VERSION, type Mode } from '@mesh/model';
 import { registerCaHooks } from '@mesh/pki';
 import { ProxyConfigService, VipAllocator } from '@mesh/proxy-config';
 import { ResourceManager } from '@mesh/resource-manager';
@@ -71,6 +71,9 @@ export interface StartOptions {
 
 const CLUSTER_ID_SETTING = 'clusterId';
 
+/** The data plane server, none on a global. */
+type DpServer = Awaited<ReturnType<typeof startDpServer>>;
+
 /** An address this machine reaches a server on: loopback for a server listening on every interface. */
 function localHost(listeningOn: string): string {
   if (listeningOn === '' || listeningOn === '0.0.0.0') return '127.0.0.1';
@@ -131,7 +134,7 @@ export async function startControlPlane(settings: ControlPlaneSettings = {}, opt
   });
   const servers: Server[] = [];
   let multizone: Multizone | undefined;
-  let dpServer: Awaited<ReturnType<typeof startDpServer>>;
+  let dpServer: DpServer;
   let app: ApiApp | undefined;
   let mads: RunningMadsServer | undefined;
   let ready = false;
@@ -171,10 +174,14 @@ export async function startControlPlane(settings: ControlPlaneSettings = {}, opt
       if (leader) createDefaults().catch((err: unknown) => logger.error({ err }, 'the defaults (mesh, signing keys, admin token) could not be created'));
       if (leader) vips?.recomputeAll();
     });
-    await insights.start();
-    await proxyConfigs.start();
-    await vips?.start();
 
+    // The API serves as soon as the store is read (docs/architecture.md, Start-up): what the
+    // insights, proxy configurations and data plane server compute after it, a request waits for.
+    // They load in slices that leave the event loop to the API's requests.
+    const startedLoadingAt = performance.now();
+    const derivedStateLoaded = Promise.all([insights.start(), proxyConfigs.start()]);
+    // Awaited once the servers listen; a failure before that stops the start without it.
+    derivedStateLoaded.catch(() => {});
     const metrics = createMetrics(store, insights);
     const shownConfig = effectiveConfig(config);
     multizone = await startMultizone({
@@ -190,8 +197,16 @@ export async function startControlPlane(settings: ControlPlaneSettings = {}, opt
       logger,
       metrics: createSyncMetrics(metrics.registry),
     });
-    // The data plane server (docs/xds.md): proxies connect to it; the API shows their live views.
-    dpServer = await startDpServer({ config, mode, store: reader, manager, proxyConfigs, tokens, instanceId, leadership, logger, registry: metrics.registry });
+    let dpServerStarted: (server: DpServer) => void = () => {};
+    const startedDpServer = new Promise<DpServer>((resolve) => (dpServerStarted = resolve));
+    const proxyInspector: NonNullable<ApiContext['proxyInspector']> = {
+      configDump: async (proxy) => (await startedDpServer)?.configDump(proxy),
+      admin: async (proxy, operation, query) => {
+        const server = await startedDpServer;
+        if (!server) throw new DomainError('unavailable', 'the data plane server is not running', { title: 'Could not execute admin operation' });
+        return server.admin(proxy, operation, query);
+      },
+    };
     app = createApiApp({
       observeRequest: metrics.observeRequest,
       requestLogger: requestLog(logger),
@@ -213,7 +228,7 @@ export async function startControlPlane(settings: ControlPlaneSettings = {}, opt
       effectiveConfig: shownConfig,
       gui,
       ...(multizone.zoneAdmin ? { zoneAdmin: multizone.zoneAdmin } : {}),
-      ...(dpServer ? { proxyInspector: dpServer } : {}),
+      ...(mode === 'global' ? {} : { proxyInspector }),
     });
     await multizone.serveApi(app);
     const serverOptions = { ...apiServerOptions(config), ...app.serverOptions };
@@ -241,6 +256,16 @@ export async function startControlPlane(settings: ControlPlaneSettings = {}, opt
     servers.push(diagnostics);
     ports.diagnostics = await listen(diagnostics, config.diagnostics.serverPort, '0.0.0.0', 'diagnostics.serverPort');
 
+    // Not ready (/ready) until what proxies need is computed and the data plane server serves them.
+    await derivedStateLoaded;
+    await vips?.start();
+    try {
+      // The data plane server (docs/xds.md): proxies connect to it; the API shows their live views.
+      dpServer = await startDpServer({ config, mode, store: reader, manager, proxyConfigs, tokens, instanceId, leadership, logger, registry: metrics.registry });
+    } finally {
+      dpServerStarted(dpServer);
+    }
+
     // Prometheus discovers the proxies to scrape here (docs/xds.md, Proxy metrics and monitoring assignments).
     mads = await startMadsServer(config, reader, logger.child({ component: 'mads-server' }));
     servers.push(mads.server);
@@ -250,6 +275,12 @@ export async function startControlPlane(settings: ControlPlaneSettings = {}, opt
     if (dpServer) ports.dp = dpServer.port;
     ready = true;
     logger.info({ mode, ports, store: location, instanceId, clusterId }, 'control plane started');
+    if (dpServer) {
+      proxyConfigs.prepare().then(
+        (proxies) => logger.info({ proxies, ms: Math.round(performance.now() - startedLoadingAt) }, 'proxy configurations ready'),
+        (err: unknown) => logger.error({ err }, 'proxy configurations could not be prepared'),
+      );
+    }
     return { config, ports, addresses: addressesOf(config, ports), instanceId, clusterId, stop };
   } catch (error) {
     await stop();

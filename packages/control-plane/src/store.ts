@@ -2,7 +2,7 @@
 // PostgreSQL shared by several instances, with the leader election that goes with it.
 import { readFileSync } from 'node:fs';
 import type { ResourceStore } from '@mesh/store';
-import { connectionConfig, PostgresLeaderElection, PostgresResourceStore, type PostgresStoreOptions } from '@mesh/store-postgres';
+import type { PostgresStoreOptions } from '@mesh/store-postgres';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
 import { parseDurationNanos } from '@mesh/model';
 import type { Logger } from 'pino';
@@ -45,6 +45,8 @@ export async function openStore(config: ControlPlaneConfig, logger: Logger): Pro
     return { store, isAvailable: () => store.available, leadership: SOLE_INSTANCE, location: memory ? 'memory' : path };
   }
   const options = postgresOptions(config);
+  // Imported only for PostgreSQL: the driver is slow to load, and most control planes run on the embedded store.
+  const { connectionConfig, PostgresLeaderElection, PostgresResourceStore } = await import('@mesh/store-postgres');
   const store = await PostgresResourceStore.open(options);
   const listeners: Array<(leader: boolean) => void> = [];
   // Logged here, where the election starts: it may be won before the control plane listens.

@@ -93,6 +93,9 @@ const externalServiceEntry = (spec: StoredExternalService): ExternalServiceEntry
 
 const everything = { offset: 0, size: 0 } as const;
 
+/** The longest loading a mesh holds the event loop at a time, in milliseconds. */
+const SLICE_MS = 10;
+
 export class InsightAggregator {
   private readonly store: ResourceReader;
   private readonly now: () => Date;
@@ -244,8 +247,14 @@ export class InsightAggregator {
     const listInMesh = (kind: AnyKind) => this.store.list({ type: kind.name, mesh, ...everything });
     const [dataplanes, insights, externalServices] = await Promise.all([listInMesh(dataplaneKind), listInMesh(dataplaneInsightKind), listInMesh(externalServiceKind)]);
     const insightByName = new Map(insights.items.map((insight) => [insight.name, parseSpec<StoredDataplaneInsight>(insight)]));
+    // In slices that leave the event loop to others (the API serves while a control plane starts);
+    // the tally is seen once complete, and changes meanwhile queue behind the load.
+    let sliceEnd = performance.now() + SLICE_MS;
     for (const dataplane of dataplanes.items) {
       tally.setDataplane(dataplane.name, dataplaneContribution(parseSpec<StoredDataplane>(dataplane), insightByName.get(dataplane.name)), time);
+      if (performance.now() < sliceEnd) continue;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceEnd = performance.now() + SLICE_MS;
     }
     for (const service of externalServices.items) tally.setExternalService(service.name, externalServiceEntry(parseSpec(service)), time);
     this.meshes.set(mesh, tally);

@@ -703,3 +703,55 @@ describe('ProxyConfigService followers', () => {
     await eventually(() => ingressCalls === 1 && meshCalls === 1, 'the zone ingress and mesh followers to be told');
   });
 });
+
+describe('ProxyConfigService at start', () => {
+  /** A store already holding a mesh with `count` sidecars and a policy, as a restarted control plane finds it. */
+  async function storedWorld(count: number): Promise<World> {
+    world = new World();
+    await world.put('Mesh', '', 'default', {});
+    for (let i = 0; i < count; i++) await world.put('Dataplane', 'default', `dp-${i}`, sidecar(`10.0.${i >> 8}.${i & 255}`, `svc-${i % 10}`, [`svc-${(i + 1) % 10}`]));
+    await world.put('Timeout', 'default', 'slow', { sources: [ANY], destinations: [svc('svc-1')], conf: { connectTimeout: '7s' } });
+    return world;
+  }
+
+  it('makes reads wait for the first read of the store, which it does in slices', async () => {
+    const w = await storedWorld(300);
+    const started = w.service.start();
+    // Read at once, as the API may while a control plane starts.
+    await w.service.settled();
+    expect(w.service.mesh('default')?.dataplaneNames()).toHaveLength(300);
+    await started;
+  });
+
+  it('matches every dataplane ahead of any read, so that reading a proxy later matches nothing again', async () => {
+    const w = await storedWorld(50);
+    await w.service.start();
+    expect(w.service.counters.matched).toBe(0);
+
+    expect(await w.service.prepare()).toBe(50);
+    expect(w.service.counters).toMatchObject({ matched: 50, targetRefMatched: 50, rendered: 0 });
+    const mesh = await w.mesh('default');
+    const config = mesh.proxyConfig('dp-0');
+    expect(config).toBeDefined();
+    expect(w.service.counters).toMatchObject({ matched: 50, targetRefMatched: 50, rendered: 1 });
+  });
+
+  it('drops what a change made while preparing affects, as ever', async () => {
+    const w = await storedWorld(50);
+    await w.service.start();
+    const preparing = w.service.prepare();
+    await w.put('Timeout', 'default', 'slow', { sources: [ANY], destinations: [svc('svc-1')], conf: { connectTimeout: '9s' } });
+    await preparing;
+    const mesh = await w.mesh('default');
+    // dp-0 sends to svc-1: its match has the Timeout as it is now.
+    expect(JSON.stringify(mesh.match('dp-0'))).toContain('9s');
+    expect(JSON.stringify(mesh.match('dp-0'))).not.toContain('7s');
+  });
+
+  it('prepares nothing once stopped', async () => {
+    const w = await storedWorld(5);
+    await w.service.start();
+    await w.service.stop();
+    expect(await w.service.prepare()).toBe(0);
+  });
+});

@@ -31,6 +31,11 @@ export interface ProxyConfigServiceOptions {
   onError?: (error: unknown) => void;
 }
 
+/** The longest the start's work holds the event loop at a time, in milliseconds. */
+const SLICE_MS = 10;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const keyText = (key: ResourceKey): string => `${key.type}\u0000${key.mesh}\u0000${key.name}`;
 
 /** A proxy by its resource: a Dataplane (of a mesh), a ZoneIngress or a ZoneEgress (mesh ''). */
@@ -68,6 +73,9 @@ export class ProxyConfigService {
   private readonly touchedProxies = new Set<string>();
   private readonly touchedMeshes = new Set<string>();
   private settleScheduled = false;
+  /** The first read of the store, while it runs: reads wait for it. */
+  private loading: Promise<void> | undefined;
+  private stopped = false;
 
   constructor(options: ProxyConfigServiceOptions) {
     this.store = options.store;
@@ -80,31 +88,64 @@ export class ProxyConfigService {
     };
   }
 
-  /** Listens to changes, then reads every resource proxy configuration depends on. */
+  /**
+   * Listens to changes, then reads every resource proxy configuration depends on, in slices that
+   * leave the event loop to others (the API serves meanwhile): reads wait for it (`settled`).
+   */
   async start(): Promise<void> {
     this.unsubscribe = this.store.onChange((change) => {
       if (!FOLLOWED_TYPES.has(change.type)) return;
       this.pending.set(keyText(change), { type: change.type, mesh: change.mesh, name: change.name });
       this.scheduleSettle();
     });
-    // Meshes first (FOLLOWED_TYPES starts with them); writes made meanwhile are pending and read again.
-    for (const type of FOLLOWED_TYPES) {
-      const { items } = await this.store.list({ type, offset: 0, size: 0 });
-      for (const stored of items) this.apply(stored, stored);
+    this.loading = this.load();
+    try {
+      await this.loading;
+    } finally {
+      this.loading = undefined;
     }
   }
 
-  /** Stops listening and waits for a batch being applied. */
+  /** Stops listening, ends `prepare`, and waits for a batch being applied. */
   async stop(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.stopped = true;
+    await this.loading?.catch(() => {});
     await this.applying;
   }
 
   /** Resolves once every change announced so far is applied: reads after it see the writes before it. */
   settled(): Promise<void> {
+    if (this.loading) return this.loading.then(() => this.settled());
     if (this.pending.size > 0) this.applying = this.applying.then(() => this.applyPending()).catch(this.onError);
     return this.applying;
+  }
+
+  /**
+   * Matches every dataplane's policies and builds its targetRef rules ahead of its connection
+   * (after a restart, every proxy reconnects at once), in slices that leave the event loop to
+   * others; a connecting proxy's configuration is then rendered from them with what it reports.
+   * Changes meanwhile drop what they affect, as ever. Resolves with the number of dataplanes.
+   */
+  async prepare(): Promise<number> {
+    await this.settled();
+    let prepared = 0;
+    let sliceEnd = performance.now() + SLICE_MS;
+    for (const mesh of this.existingMeshes()) {
+      mesh.meshContext();
+      for (const name of mesh.dataplaneNames()) {
+        if (this.stopped) return prepared;
+        mesh.match(name);
+        mesh.targetRefMatch(name);
+        prepared++;
+        if (performance.now() < sliceEnd) continue;
+        await yieldToEventLoop();
+        await this.settled();
+        sliceEnd = performance.now() + SLICE_MS;
+      }
+    }
+    return prepared;
   }
 
   /**
@@ -214,6 +255,20 @@ export class ProxyConfigService {
 
   private targetRefPolicyIndexes(): Map<string, TargetRefIndex> {
     return new Map(this.existingMeshes().map((mesh) => [mesh.name, mesh.targetRefPolicyIndex()]));
+  }
+
+  /** Meshes first (FOLLOWED_TYPES starts with them); writes made meanwhile are pending and read again. */
+  private async load(): Promise<void> {
+    let sliceEnd = performance.now() + SLICE_MS;
+    for (const type of FOLLOWED_TYPES) {
+      const { items } = await this.store.list({ type, offset: 0, size: 0 });
+      for (const stored of items) {
+        this.apply(stored, stored);
+        if (performance.now() < sliceEnd) continue;
+        await yieldToEventLoop();
+        sliceEnd = performance.now() + SLICE_MS;
+      }
+    }
   }
 
   private async applyPending(): Promise<void> {

@@ -75,7 +75,9 @@ export class ChangeHub implements FlushScheduler {
 
   /** Listens from the first stream on: a control plane nobody watches keeps nothing. */
   private listen(): Promise<void> {
-    this.ready ??= (() => {
+    // Once the insights hold the store (they load while a control plane starts), so that the
+    // first snapshot and every change after it carry them.
+    this.ready ??= this.insights.settled().then(() => {
       this.unsubscribe.push(
         this.reader.onChange((change, resource) => this.pending.set(change.revision, resource)),
         this.insights.onApplied((change, altered) => this.publish(change, altered)),
@@ -85,7 +87,7 @@ export class ChangeHub implements FlushScheduler {
         this.revision = revision;
         this.keptAfter = revision;
       });
-    })();
+    });
     return this.ready;
   }
 

@@ -74,6 +74,8 @@ async function listEntities(ctx: ApiContext, link: InsightLink, template: string
   const query = { type: link.entity.name, ...(mesh !== undefined ? { mesh } : {}), ...parseListFilter(req, link.entity, template) };
   const status = link.entity.name === DATAPLANE ? parseStatusFilter(req) : undefined;
   if (status === undefined) return { page, found: await ctx.manager.list({ ...query, ...page }) };
+  // Statuses are the insights' (still loading while a control plane starts).
+  await ctx.insights.settled();
   const candidates = await ctx.manager.list({ ...query, offset: 0, size: 0 });
   const matching = candidates.items.filter((entity) => ctx.insights.dataplaneStatus(entity.mesh, entity.name) === status);
   const { items, listed } = pageOf(matching, page, (entity) => entity);

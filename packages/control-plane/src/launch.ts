@@ -4,23 +4,27 @@ import { Worker } from 'node:worker_threads';
 import { outliveOutputReaders } from './output-readers.js';
 import type { Binary } from './main.js';
 
+export type { Binary };
+
 /**
  * The young generation's semi-space each binary needs, in MB; none is the engine's default. A zone
- * keeps every proxy's snapshot from one push to the next, and 64 MB semi-spaces let a mesh-wide push
- * end before they fill (docs/architecture.md, Memory).
+ * keeps every proxy's snapshot from one push to the next: with the engine's 16 MB semi-spaces a
+ * mesh-wide push moved them into the old generation, which was then collected in full every other
+ * push (docs/architecture.md, Memory).
  */
 const SEMI_SPACE_MB: Record<Binary, number | undefined> = { 'mesh-zone': 64, 'mesh-global': undefined };
 
 /** The engine's young generation is two semi-spaces and a space of large objects as big as one. */
-const YOUNG_GENERATION_PER_SEMI_SPACE_MB = 3;
+const YOUNG_GENERATION_IN_SEMI_SPACES = 3;
 
 /** The operator's own young-generation flag, from the command line or NODE_OPTIONS. */
 function operatorSemiSpaceMb(): number | undefined {
   const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ');
-  const match = /--max-semi-space-size[= ](\d+)/.exec(flags);
+  const match = /--max[-_]semi[-_]space[-_]size[= ](\d+)/.exec(flags);
   return match ? Number(match[1]) : undefined;
 }
 
+/** The engine settings a control plane runs with, and who chose them. */
 export interface EngineSettings {
   /** The young generation's semi-space in MB, or undefined for the engine's default. */
   semiSpaceMb: number | undefined;
@@ -47,7 +51,7 @@ export async function launchBinary(binary: Binary): Promise<void> {
   const engine: EngineSettings = { semiSpaceMb: binaryMb, chosenBy: 'binary' };
   const controlPlane = new Worker(new URL('./binary-thread.js', import.meta.url), {
     workerData: { binary, argv: process.argv, engine },
-    resourceLimits: { maxYoungGenerationSizeMb: binaryMb * YOUNG_GENERATION_PER_SEMI_SPACE_MB },
+    resourceLimits: { maxYoungGenerationSizeMb: binaryMb * YOUNG_GENERATION_IN_SEMI_SPACES },
   });
   const forward = (signal: NodeJS.Signals) => controlPlane.postMessage({ signal });
   process.on('SIGTERM', forward);

@@ -7,8 +7,9 @@
 // asserts nothing. See bench/README.md.
 //
 // Knobs (env): BENCH_PROXIES (5000), BENCH_PER_CHANNEL streams per client connection (50),
-// BENCH_WIDE_CHANGES mesh-wide changes (and bare pushes) measured (5), BENCH_NODE_OPTIONS (Node options of the control plane,
-// such as the large-zone setting of docs/architecture.md, Memory: --max-semi-space-size=64),
+// BENCH_WIDE_CHANGES mesh-wide changes (and bare pushes) measured (5), BENCH_NODE_OPTIONS (Node options of the control plane:
+// --max-semi-space-size=16 measures the engine's default young generation instead of the zone's own
+// choice, docs/architecture.md, Memory),
 // BENCH_CPU_PROF=<dir> (run the control plane under `node --cpu-prof`, profile written at the end).
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -214,7 +215,7 @@ function p99Range(results) {
 
 const consumersOf = (name) => new Set(outboundsOf.flatMap((outbounds, index) => (outbounds.includes(name) ? [index] : [])));
 
-console.log(`xDS server bench: ${PROXIES} proxies over ${SERVICES} services, ${PER_CHANNEL} streams per client connection; control plane Node options: ${NODE_OPTIONS || '(none)'}`);
+console.log(`xDS server bench: ${PROXIES} proxies over ${SERVICES} services, ${PER_CHANNEL} streams per client connection; control plane Node options: ${NODE_OPTIONS || '(none: the young generation the zone chooses)'}`);
 const cp = await startZone();
 let started = Date.now();
 await load(cp);

@@ -1,3 +1,3 @@
-import { runBinary } from '@mesh/control-plane';
+import { launchBinary } from '@mesh/control-plane/launch';
 
-await runBinary('mesh-global');
+await launchBinary('mesh-global');

@@ -1,6 +1,8 @@
 // The command line of both binaries: parse flags, load configuration, run until a signal.
 import { createRequire } from 'node:module';
+import { isatty } from 'node:tty';
 import { setFlagsFromString } from 'node:v8';
+import { isMainThread, parentPort } from 'node:worker_threads';
 import { PRODUCT, PRODUCT_VERSION } from '@mesh/model';
 import { Command, Option } from 'commander';
 import { pino, type DestinationStream, type Logger } from 'pino';
@@ -10,6 +12,8 @@ import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
 import { DEFAULT_CONFIG } from './config-defaults.js';
 import { checkZoneSettings, ConfigError, configKeys, loadConfig, type ControlPlaneConfig } from './config.js';
 import { startControlPlane, type RunningControlPlane } from './control-plane.js';
+import type { EngineSettings } from './launch.js';
+import { outliveOutputReaders } from './output-readers.js';
 
 export type Binary = 'mesh-zone' | 'mesh-global';
 
@@ -82,7 +86,7 @@ const LOG_FLUSH_MS = 100;
  */
 function createLogger(binary: Binary, level: string): Logger {
   const options = { name: binary, level, redact: ['*.password', '*.token', 'config.store.postgres.password'] };
-  if (!process.stdout.isTTY) return pino(options, jsonLinesDestination());
+  if (!isatty(1)) return pino(options, jsonLinesDestination());
   let pretty: ((options: PrettyOptions) => DestinationStream) | undefined;
   try {
     // Resolved at run time, so the bundle does not carry it and an install without it runs.
@@ -119,15 +123,6 @@ function jsonLinesDestination(): DestinationStream {
   };
 }
 
-/** A reader of standard output or error that goes away leaves the process running without them. */
-function outliveOutputReaders(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') throw error;
-    });
-  }
-}
-
 /**
  * Ends a start that failed. A setting to change is one plain line on a terminal (`Error:
  * [<context>: ]<key> (<variable>): <problem>`), with no stack; off a terminal, and for any other
@@ -136,7 +131,7 @@ function outliveOutputReaders(): void {
  */
 function failStart(logger: Logger, error: unknown, context?: string): never {
   const message = (error as Error).message;
-  if (error instanceof ConfigError && process.stderr.isTTY) process.stderr.write(`Error: ${context ? `${context}: ` : ''}${message}\n`);
+  if (error instanceof ConfigError && isatty(2)) process.stderr.write(`Error: ${context ? `${context}: ` : ''}${message}\n`);
   else logger.fatal({ err: error }, context ?? message);
   process.exit(1);
 }
@@ -144,7 +139,21 @@ function failStart(logger: Logger, error: unknown, context?: string): never {
 /** What `version` and `--version` print, as the reference's `version` does. */
 const VERSION_LINE = `${PRODUCT}: ${PRODUCT_VERSION}`;
 
-export async function runBinary(binary: Binary, argv: string[] = process.argv): Promise<void> {
+/**
+ * SIGTERM and SIGINT: on the main thread from the process; on the thread a launcher started
+ * (launch.ts) from the launcher, which receives them.
+ */
+function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
+  if (isMainThread) {
+    process.on('SIGTERM', handler);
+    process.on('SIGINT', handler);
+  } else {
+    parentPort!.on('message', (message: { signal: NodeJS.Signals }) => handler(message.signal));
+  }
+}
+
+/** `engine` is what the launcher chose (launch.ts); the start logs it. */
+export async function runBinary(binary: Binary, argv: string[] = process.argv, engine?: EngineSettings): Promise<void> {
   const program = new Command(binary)
     .description(binary === 'mesh-zone' ? 'Zone control plane of the service mesh (standalone by default)' : 'Global control plane of the service mesh')
     .version(VERSION_LINE)
@@ -197,6 +206,7 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
     failStart(logger, error);
   }
 
+  if (engine) logger.info({ semiSpaceMb: engine.semiSpaceMb ?? 'default', chosenBy: engine.chosenBy, thread: isMainThread ? 'main' : 'worker' }, 'engine settings');
   process.stderr.write(banner(binary, config, running));
 
   let stopping = false;
@@ -219,6 +229,5 @@ export async function runBinary(binary: Binary, argv: string[] = process.argv): 
       },
     );
   };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  onStopSignal(shutdown);
 }

@@ -122,18 +122,17 @@ row('process start until the global has their insights too', connecting.map((c) 
 row('online until the global has dataplanes and insights', connecting.map((c) => c.insights - c.online));
 row("the global's CPU time over one zone's connection", connecting.map((c) => c.cpu));
 const slowest = Math.max(...connecting.map((c) => c.insights));
-console.log(`slowest zone: ${ms(slowest)} from its process start: ${verdict(slowest, TARGETS.registeredMs)}`);
+const slowestSync = Math.max(...connecting.map((c) => c.insights - c.online));
+console.log(`slowest zone: ${ms(slowest)} from its process start: ${verdict(slowest, TARGETS.registeredMs)}; ${ms(slowestSync)} from online: ${verdict(slowestSync, TARGETS.registeredMs)}`);
 
 // A policy made on the global, readable on every zone, against a PUT then GET on the global.
 const local = [];
-const localCpu0 = cpuMs(global.pid);
 for (let i = 0; i < SAMPLES; i++) {
   const t0 = performance.now();
   await put(global, `/meshes/default/traffic-routes/local-${i}`, route(`local-${i}`));
   await until(async () => (await status(global, `/meshes/default/traffic-routes/local-${i}`)) === 200);
   local.push(performance.now() - t0);
 }
-const localCpu = (cpuMs(global.pid) - localCpu0) / SAMPLES;
 const down = [];
 const downCpu0 = cpuMs(global.pid);
 for (let i = 0; i < SAMPLES; i++) {
@@ -148,7 +147,7 @@ console.log('| path | median | p99 | median / baseline | target |');
 console.log('|---|---|---|---|---|');
 console.log(`| baseline: PUT then GET on the global | ${ms(percentile(local, 50))} | ${ms(percentile(local, 99))} | 1.00 | |`);
 console.log(`| PUT on the global, readable on all ${ZONES} zones | ${ms(percentile(down, 50))} | ${ms(percentile(down, 99))} | ${(percentile(down, 50) / percentile(local, 50)).toFixed(2)} | ${verdict(percentile(down, 99), TARGETS.policyP99Ms)} |`);
-console.log(`the global's CPU time per policy: ${localCpu.toFixed(1)} ms written and read back on it alone, ${downCpu.toFixed(1)} ms written and sent to ${ZONES} zones (${((downCpu - localCpu) / ZONES).toFixed(2)} ms a zone)`);
+console.log(`the global's CPU time per policy written and sent to ${ZONES} zones: ${downCpu.toFixed(1)} ms (its PUT included; the bench polls the zones, not the global)`);
 
 // One zone away while the global changes, then back.
 const away = zones[ZONES - 1];

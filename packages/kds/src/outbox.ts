@@ -11,7 +11,7 @@ export interface OutboxOptions {
   /** The id of the store's history (its cluster id): a cursor of another history means a full sync. */
   storeId: string;
   channel: Channel;
-  /** The largest message the peer takes, in bytes: a full sync groups kinds into messages well below it. */
+  /** The message limit of this side of sync (its `maxMsgSize`), in bytes: a full sync groups kinds into messages of half of it at most. */
   maxMessageBytes: number;
   /** Hands a message to the peer; resolves once it may send the next one. */
   send: (message: SyncMessage) => Promise<void>;
@@ -113,8 +113,8 @@ export class SyncOutbox {
 
   /**
    * Everything the peer gets, in the channel's order of kinds: as many kinds a message as fit in
-   * half the peer's message limit (a kind larger than that goes alone, whole), so that a peer
-   * applies a first sync in few transactions. The cursor rides on the last message.
+   * half the message limit (a kind larger than that goes alone, whole), so that a peer applies a
+   * first sync in few transactions. The cursor rides on the last message.
    */
   private async sendFull(): Promise<void> {
     const { store, storeId, channel, maxMessageBytes } = this.options;

@@ -7,43 +7,14 @@
 //   - a zone that was down converging after BENCH_CHANGES changes on the global;
 //   - the global's resident memory with 3 zones x BENCH_DATAPLANES dataplanes synced.
 // Prints figures; asserts nothing. See bench/README.md.
-import { readFileSync } from 'node:fs';
 import { startTopology } from '../packages/testing/dist/index.js';
-import { quantile, sleep } from './common.mjs';
+import { sleep } from './common.mjs';
+import { dataplane, inParallel, ms, percentile, put, route, rssMb, status, until } from './multizone-common.mjs';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 10_000);
 const DATAPLANES = Number(process.env.BENCH_DATAPLANES ?? 5_000);
 const ZONES = 3;
-
-const json = { 'content-type': 'application/json' };
-const put = async (cp, path, body) => {
-  const res = await fetch(`${cp.api}${path}`, { method: 'PUT', headers: json, body: JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
-};
-const status = async (cp, path) => (await fetch(`${cp.api}${path}`)).status;
-async function until(check) {
-  while (!(await check())) await sleep(1);
-}
-const percentile = (values, p) => quantile([...values].sort((a, b) => a - b), p / 100);
-const ms = (n) => `${n.toFixed(1)} ms`;
-const rssMb = (cp) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cp.pid}/status`, 'utf8'))[1]) / 1024;
-
-const ALL = [{ match: { 'mesh.io/service': '*' } }];
-const route = (name, service = 'backend') => ({ type: 'TrafficRoute', mesh: 'default', name, sources: ALL, destinations: ALL, conf: { destination: { 'mesh.io/service': service } } });
-const dataplane = (name, i) => ({
-  type: 'Dataplane',
-  mesh: 'default',
-  name,
-  networking: { address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, inbound: [{ port: 8080, tags: { 'mesh.io/service': `svc-${i % 100}`, 'mesh.io/protocol': 'http' } }] },
-});
-
-async function inParallel(count, concurrency, task) {
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) await task(next++);
-  }));
-}
 
 console.log(`zone sync: 1 global, ${ZONES} zones, ${SAMPLES} samples, ${CHANGES} changes while a zone is down, ${DATAPLANES} dataplanes a zone`);
 const quiet = { MESH_LOG_LEVEL: 'warn' };
@@ -103,11 +74,11 @@ console.log('');
 console.log(`${CHANGES} changes on the global while zone-3 was down (written in ${(writing / 1000).toFixed(1)} s): zone-3 restarted and ready in ${(ready / 1000).toFixed(2)} s, converged ${(converged / 1000).toFixed(2)} s after its start (target < 5 s)`);
 
 // Memory of the global with every zone's dataplanes synced.
-const idle = rssMb(global);
+const idle = rssMb(global.pid);
 await Promise.all(zones.map((zone, z) => inParallel(DATAPLANES, 4, (i) => put(zone, `/meshes/default/dataplanes/dp-${i}`, dataplane(`dp-${i}`, z * DATAPLANES + i)))));
 await until(async () => (await (await fetch(`${global.api}/meshes/default/dataplanes?size=1`)).json()).total >= ZONES * DATAPLANES);
 await sleep(2000);
-const loaded = rssMb(global);
+const loaded = rssMb(global.pid);
 console.log(`global resident memory: ${idle.toFixed(0)} MB before, ${loaded.toFixed(0)} MB with ${ZONES} x ${DATAPLANES} dataplanes synced (${(loaded / idle).toFixed(2)} x)`);
 await topology.stop();
 process.exit(0);

@@ -126,6 +126,7 @@ class ZoneSession {
       store: manager.reader,
       storeId: clusterId,
       channel: globalToZone(manager.reader, zone, features),
+      maxMessageBytes: server.options.maxMessageBytes,
       // eslint-disable-next-line @typescript-eslint/require-await -- the outbox awaits each send; this one only queues the message
       send: async (message) => {
         for (const part of message.kinds) this.unanswered.set(part.nonce, part.type);

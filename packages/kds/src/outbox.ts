@@ -11,6 +11,8 @@ export interface OutboxOptions {
   /** The id of the store's history (its cluster id): a cursor of another history means a full sync. */
   storeId: string;
   channel: Channel;
+  /** The message limit of this side of sync (its `maxMsgSize`), in bytes: a full sync groups kinds into messages of half of it at most. */
+  maxMessageBytes: number;
   /** Hands a message to the peer; resolves once it may send the next one. */
   send: (message: SyncMessage) => Promise<void>;
   /** A send or read failed: the session is over. */
@@ -21,6 +23,12 @@ const keyId = (key: ResourceKey) => `${key.type}\u0000${key.mesh}\u0000${key.nam
 
 /** Changes read from the change log at a time when catching up. */
 const CATCH_UP_PAGE = 5000;
+
+/**
+ * A bound of a copy's share of a message: the spec travels as JSON text inside JSON, where
+ * escaping its quotes at most doubles it, plus its names, labels and creation time.
+ */
+const boundOfCopy = (copy: SyncedCopy) => 2 * copy.spec.length + 256;
 
 /**
  * Sends a peer what it lacks, then follows the store: changes announced while a message is on
@@ -103,19 +111,32 @@ export class SyncOutbox {
     return true;
   }
 
-  /** Everything the peer gets, one kind a message; the cursor rides on the last one. */
+  /**
+   * Everything the peer gets, in the channel's order of kinds: as many kinds a message as fit in
+   * half the message limit (a kind larger than that goes alone, whole), so that a peer applies a
+   * first sync in few transactions. The cursor rides on the last message.
+   */
   private async sendFull(): Promise<void> {
-    const { store, storeId, channel } = this.options;
+    const { store, storeId, channel, maxMessageBytes } = this.options;
     const revision = await store.currentRevision();
-    for (const [i, kind] of channel.kinds.entries()) {
+    let parts: SyncedKind[] = [];
+    let bound = 0;
+    for (const kind of channel.kinds) {
       const resources: SyncedCopy[] = [];
       for (const stored of (await store.list({ type: kind.name, offset: 0, size: 0 })).items) {
         const copy = await channel.outgoing(stored);
         if (copy) resources.push(copy);
       }
-      const last = i === channel.kinds.length - 1;
-      await this.options.send({ full: true, kinds: [{ type: kind.name, nonce: randomUUID(), resources, removed: [] }], ...(last ? { cursor: { store: storeId, revision } } : {}) });
+      const kindBound = resources.reduce((sum, copy) => sum + boundOfCopy(copy), 0);
+      if (parts.length > 0 && bound + kindBound > maxMessageBytes / 2) {
+        await this.options.send({ full: true, kinds: parts });
+        parts = [];
+        bound = 0;
+      }
+      parts.push({ type: kind.name, nonce: randomUUID(), resources, removed: [] });
+      bound += kindBound;
     }
+    await this.options.send({ full: true, kinds: parts, cursor: { store: storeId, revision } });
     this.sentThrough = revision;
   }
 

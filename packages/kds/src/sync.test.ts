@@ -6,6 +6,7 @@ import { syncCursorSetting } from '@mesh/resource-manager';
 import { keyPlace, SigningKeys, TokenService } from '@mesh/tokens';
 import { afterEach, describe, expect, it } from 'vitest';
 import { zoneTokenAuthentication } from './authentication.js';
+import { GLOBAL_TO_ZONE_KINDS, ZONE_TO_GLOBAL_KINDS } from './channels.js';
 import { eventually, openSide, put, startGlobal, startZone, type Side } from './testing.js';
 
 const ALL = [{ match: { 'mesh.io/service': '*' } }];
@@ -93,6 +94,41 @@ describe('zone sync', () => {
     expect(subscription!.connectTime).toBeDefined();
     expect(subscription!.disconnectTime).toBeUndefined();
     expect(subscription!.status!.stat!.Mesh).toEqual({ responsesSent: '1', responsesAcknowledged: '1' });
+  });
+
+  it('sends a first sync in as few messages as fit the message limit, every kind in order, the cursor on the last', async () => {
+    const global = openSide('global');
+    await put(global, 'Mesh', '', 'default', {});
+    for (let i = 0; i < 20; i++) await put(global, 'TrafficRoute', 'default', `route-${i}`, ROUTE);
+    await put(global, 'MeshTimeout', 'default', 'fast', { spec: { targetRef: { kind: 'Mesh' }, to: [{ targetRef: { kind: 'Mesh' }, default: { connectionTimeout: '2s' } }] } });
+    const kinds = GLOBAL_TO_ZONE_KINDS.map((kind) => kind.name);
+    const holdsEverything = async (zone: Side) =>
+      (await get(zone, 'MeshTimeout', 'default', 'fast')) && (await get(zone, 'TrafficRoute', 'default', 'route-19')) && (await zone.store.getSetting(syncCursorSetting('global')));
+
+    // Within the default limit: one message for every kind, and one for the zone's dataplanes and their insights.
+    const { server, port, metrics } = await startGlobal(global);
+    track(server);
+    const zone1 = openSide('zone', 'zone-1');
+    await put(zone1, 'Mesh', '', 'default', {});
+    for (let i = 0; i < 5; i++) await put(zone1, 'Dataplane', 'default', `web-${i}`, dataplane('web', `10.0.0.${i + 1}`));
+    const z1 = startZone(zone1, 'zone-1', port);
+    track(z1.client);
+    await eventually(() => holdsEverything(zone1), 'the first sync to reach zone-1');
+    await eventually(async () => (await global.store.count('Dataplane')) === 5, 'the dataplanes to reach the global');
+    expect(metrics.messages).toEqual([kinds]);
+    expect(z1.metrics.messages[0]).toEqual(ZONE_TO_GLOBAL_KINDS.map((kind) => kind.name));
+
+    // Below a small limit: several messages, each of whole kinds, in order; the zone holds all once the last is applied.
+    const { server: small, port: smallPort, metrics: smallMetrics } = await startGlobal(global, { maxMessageBytes: 4096 });
+    track(small);
+    const zone2 = openSide('zone', 'zone-2');
+    const z2 = startZone(zone2, 'zone-2', smallPort);
+    track(z2.client);
+    await eventually(() => holdsEverything(zone2), 'the first sync to reach zone-2');
+    expect(smallMetrics.messages.length).toBeGreaterThan(1);
+    expect(smallMetrics.messages.flat()).toEqual(kinds);
+    expect(JSON.parse((await zone2.store.getSetting(syncCursorSetting('global')))!)).toEqual({ store: 'global-store', revision: expect.any(Number) as number });
+    expect((await get(zone2, 'TrafficRoute', 'default', 'route-19'))!.labels).toEqual({ [ORIGIN_LABEL]: 'global' });
   });
 
   it('resumes from the last revision applied after a disconnect, and converges', async () => {

@@ -21,10 +21,13 @@ export const VERSION = { version: '2.5.0', gitTag: '2.5.0', gitCommit: 'test', b
 /** Counts what a side of sync reports, to tell a catch-up from a full sync. */
 export class CountingMetrics implements SyncMetrics {
   sent = new Map<string, number>();
+  /** The kinds of each message sent, in order. */
+  messages: string[][] = [];
   nacks = 0;
   streamsOpen = 0;
   responsesSent(kinds: readonly string[]): void {
     for (const kind of kinds) this.sent.set(kind, (this.sent.get(kind) ?? 0) + 1);
+    this.messages.push([...kinds]);
   }
   confirmations(_kinds: readonly string[], accepted: boolean): void {
     if (!accepted) this.nacks += 1;

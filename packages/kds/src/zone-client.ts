@@ -215,6 +215,7 @@ export class ZoneSyncClient {
       store: manager.reader,
       storeId: clusterId,
       channel: zoneToGlobal(zone),
+      maxMessageBytes: this.options.maxMessageBytes,
       send: async (message) => {
         const kinds = message.kinds.map((part) => part.type);
         metrics?.responsesSent(kinds);

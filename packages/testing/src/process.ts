@@ -85,6 +85,8 @@ export interface ProcessOptions {
   log: string;
   /** How long it may take to become ready (120 s by default: a machine whose cores are busy starts it slowly). */
   timeoutMs?: number;
+  /** Options of Node on its command line, such as `--cpu-prof` (which NODE_OPTIONS does not take). */
+  nodeOptions?: readonly string[];
 }
 
 /** A control plane process, which can be stopped and started again on the same ports and work directory. */
@@ -120,9 +122,9 @@ export class ControlPlaneProcess {
   /** Starts it and resolves once it is ready (a zone: connected to its global); rejects, stopping it, when it exits or is not ready in time. */
   async start(): Promise<void> {
     if (this.running) return;
-    const { binary, workDir, log, ports, timeoutMs = 120_000 } = this.options;
+    const { binary, workDir, log, ports, timeoutMs = 120_000, nodeOptions = [] } = this.options;
     mkdirSync(workDir, { recursive: true });
-    const child = spawn(process.execPath, [ENTRY, binary], { env: { PATH: process.env.PATH ?? '', ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeOptions, ENTRY, binary], { env: { PATH: process.env.PATH ?? '', ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const file = createWriteStream(log, { flags: 'a' });
     child.stdout.pipe(file, { end: false });

@@ -1,8 +1,9 @@
 // Topologies of real control plane processes: on each store, with zone ingresses on real Envoy,
 // and one whose zone cannot start. The README's example is a test file of its own, kept equal to
 // the README here.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findPostgresBinaries } from '@mesh/store-postgres/testing';
@@ -92,6 +93,22 @@ describe('startTopology', () => {
       await expect.poll(async () => (await get(zone1!, '/zone-ingresses/zone-2.ingress')).status, { timeout: 60_000 }).toBe(200);
       expect((await get(zone2!, '/zone-ingresses/zone-1.ingress')).body.networking).toMatchObject({ advertisedAddress: '127.0.0.1', advertisedPort: zone1!.ingress!.port });
     });
+  }, 300_000);
+
+  it('runs a control plane with the Node options given for it: a CPU profile of one zone', async () => {
+    const profiles = mkdtempSync(join(tmpdir(), 'mesh-topology-profiles-'));
+    try {
+      await withTopology({ zones: 2, store: 'memory', nodeOptions: (name) => (name === 'zone-2' ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []) }, async ({ zones }) => {
+        expect((await get(zones[1]!, '/config')).body.multizone.zone.name).toBe('zone-2');
+      });
+      // Written as the zone exited, one a thread of its process (CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile); the global and zone-1 ran without it.
+      const written = readdirSync(profiles);
+      expect(written.length).toBeGreaterThan(0);
+      expect(new Set(written.map((file) => file.split('.')[3])).size).toBe(1);
+      for (const file of written) expect(JSON.parse(readFileSync(join(profiles, file), 'utf8')).nodes.length).toBeGreaterThan(0);
+    } finally {
+      rmSync(profiles, { recursive: true, force: true });
+    }
   }, 300_000);
 
   it('stops what it started and says which zone could not start, and where its log is', async () => {

@@ -30,6 +30,8 @@ export interface TopologyOptions {
   globalEnv?: Record<string, string>;
   /** More MESH_* variables of a zone. */
   zoneEnv?: (name: string) => Record<string, string>;
+  /** Options of Node on the command line of a control plane (`global`, `zone-1`, ...), such as `--cpu-prof`. */
+  nodeOptions?: (name: string) => readonly string[];
   /** How long a control plane may take to become ready, and the zones to connect (120 s by default: a machine whose cores are busy starts them slowly). */
   timeoutMs?: number;
 }
@@ -280,7 +282,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
   mkdirSync(dir, { recursive: true });
   const ports = async (index: number) => (options.basePort === undefined ? freePorts() : portsAt(options.basePort + 100 * index));
   const member = async (name: string, binary: Binary, index: number, env: Record<string, string>) =>
-    new ControlPlaneProcess({ binary, workDir: join(dir, name), log: join(dir, `${name}.log`), ports: await ports(index), env, timeoutMs });
+    new ControlPlaneProcess({ binary, workDir: join(dir, name), log: join(dir, `${name}.log`), ports: await ports(index), env, timeoutMs, nodeOptions: options.nodeOptions?.(name) ?? [] });
 
   let postgres: PostgresServer | undefined;
   const started: TopologyControlPlane[] = [];

@@ -3,7 +3,7 @@
 // The leader of the instances sharing the store allocates and writes the addresses; the others
 // compute the same from what is stored and read the leader's again now and then.
 import { dataplaneKind, externalServiceKind, meshKind, SERVICE_TAG, type TagMap, virtualOutboundKind, zoneIngressKind } from '@mesh/model';
-import type { PolicyOf } from '@mesh/policy-matcher';
+import type { DataplaneResource, PolicyOf } from '@mesh/policy-matcher';
 import type { ResourceReader, StoredResource } from '@mesh/store';
 import { dataplaneOf, externalServiceOf, policyOf, zoneIngressOf } from './resources.js';
 import { allocateVips, type MeshVips, meshVipsOf, sameAddresses, type VipAddresses, vipHostsOf, type VipSettings, vipSettingKey } from './vips.js';
@@ -54,6 +54,11 @@ export class VipAllocator {
   private running: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private readonly published = new Map<string, string>();
+  /**
+   * Dataplanes as parsed, by stored object (a change stores a new one): a pass reads every
+   * dataplane of the mesh, after a change of one of them and every refresh.
+   */
+  private readonly dataplanes = new WeakMap<StoredResource, DataplaneResource>();
   private stopped = false;
 
   constructor(options: VipAllocatorOptions) {
@@ -135,7 +140,7 @@ export class VipAllocator {
     const hosts = vipHostsOf(
       {
         mesh,
-        dataplanes: dataplanes.map(dataplaneOf),
+        dataplanes: dataplanes.map((stored) => this.parsedDataplane(stored)),
         externalServices: externalServices.map(externalServiceOf),
         virtualOutbounds: virtualOutbounds.map((stored) => policyOf(stored) as PolicyOf<'VirtualOutbound'>),
         remoteServices: this.remoteServices(mesh, zoneIngresses),
@@ -157,6 +162,12 @@ export class VipAllocator {
     if (this.published.get(mesh) === text || this.stopped) return;
     this.published.set(mesh, text);
     this.options.onChange(mesh, vips);
+  }
+
+  private parsedDataplane(stored: StoredResource): DataplaneResource {
+    let dataplane = this.dataplanes.get(stored);
+    if (!dataplane) this.dataplanes.set(stored, (dataplane = dataplaneOf(stored)));
+    return dataplane;
   }
 
   /** The tags of the mesh's services offered by zone ingresses of other zones. */

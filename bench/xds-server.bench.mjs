@@ -89,6 +89,13 @@ async function collections(cp) {
   return { major: Number(major?.[1] ?? 0), seconds };
 }
 
+/** The control plane's main-thread JavaScript heap in use and its memory outside the heap (buffers), in MB (its /metrics). */
+async function heapOf(cp) {
+  const text = await (await fetch(`${cp.diagnostics}/metrics`)).text();
+  const metric = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+  return { used: metric('nodejs_heap_size_used_bytes'), external: metric('nodejs_external_memory_bytes') };
+}
+
 const api = async (cp, method, path, body) => {
   const res = await fetch(`${cp.url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const text = await res.text();
@@ -297,16 +304,26 @@ await sleep(2000);
 
 // The control plane.
 const idle = usage(cp.pid);
+const idleHeap = await heapOf(cp);
 clients = startClients();
 await clients.load();
 clientsBefore = clients.cpu();
 const seconds = await clients.connectAll(cp.dp, token);
 const connected = usage(cp.pid);
+const connectedHeap = await heapOf(cp);
 console.log(
   `control plane: all ${PROXIES} proxies configured in ${seconds.toFixed(2)} s (ratio to baseline ${(seconds / baselineSeconds).toFixed(2)}); ` +
     `CPU ${(connected.cpu - idle.cpu).toFixed(2)} s; RSS ${idle.rss.toFixed(0)} MB before, ${connected.rss.toFixed(0)} MB connected, peak ${connected.peakRss.toFixed(0)} MB ` +
     `(${((connected.rss * 1024) / PROXIES).toFixed(0)} KB a proxy in all, ${(((connected.rss - idle.rss) * 1024) / PROXIES).toFixed(0)} KB a proxy for the streams); ` +
     `the clients' CPU ${(clients.cpu() - clientsBefore).toFixed(2)} s, ${clientLoad(await clients.load())}`,
+);
+// Where a connected proxy's memory goes: the main thread's heap and its buffers; the rest of the
+// resident growth is the transport thread (its heap, HTTP/2 sessions) and memory the heaps hold free.
+const perProxyKb = (before, after) => `${(((after - before) * 1024) / PROXIES).toFixed(1)} KB`;
+console.log(
+  `  memory a connected proxy: main-thread heap in use ${perProxyKb(idleHeap.used, connectedHeap.used)} (${idleHeap.used.toFixed(0)} -> ${connectedHeap.used.toFixed(0)} MB), ` +
+    `its buffers ${perProxyKb(idleHeap.external, connectedHeap.external)}, the rest of the resident memory ` +
+    `${perProxyKb(idle.rss - idleHeap.used - idleHeap.external, connected.rss - connectedHeap.used - connectedHeap.external)}`,
 );
 // Let the connect-time insight writes settle before measuring changes.
 await sleep(12_000);

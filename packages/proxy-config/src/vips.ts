@@ -111,7 +111,7 @@ export function vipHostsOf(sources: VipSources, settings: VipSettings): Map<stri
     for (const entry of virtualOutboundEntries(index, tags)) set.add(`fqdn:${entry.host}`, [entry.host], entry.port, entry.tags);
   };
   // The instances of a service bring the same inbound again and again: adding one twice changes
-  // nothing, so each distinct one is added once (a mesh of 10,000 dataplanes has a few thousand).
+  // nothing, so each distinct one is added once (10,000 dataplanes of 1,000 services bring 1,000).
   const seen = new Set<string>();
   for (const dataplane of sources.dataplanes) {
     const inbounds = dataplane.spec.networking?.inbound ?? [];

@@ -155,6 +155,7 @@ function startClientProcess() {
   const child = fork(join(root, 'bench', 'xds-clients.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(child);
   const waiters = [];
+  let reportedErrors = 0;
   child.on('message', (message) => {
     for (const waiter of [...waiters]) {
       if (waiter.match(message)) {
@@ -163,6 +164,11 @@ function startClientProcess() {
       }
     }
     if (message.progress && process.env.BENCH_VERBOSE) console.log('  progress', child.pid, JSON.stringify(message.progress));
+    // Failed streams are not opened again, as a proxy would: say so at once, not only when the wait for all runs out.
+    if (message.progress?.errors > reportedErrors) {
+      reportedErrors = message.progress.errors;
+      console.log(`  client process ${child.pid}: ${message.progress.completed} proxies configured, ${message.progress.errors} streams failed (first: ${message.progress.firstError})`);
+    }
   });
   const next = (match) => new Promise((resolve) => waiters.push({ match, resolve }));
   return { child, next, send: (message) => child.send(message) };

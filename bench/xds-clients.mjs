@@ -5,9 +5,13 @@
 // CPU next to the server they share the machine with. Driven over IPC:
 //   {start: {address, token, first, count, perChannel, outboundsOf}} -> {started}, then {progress}
 //   {mark: id, affected?: [index]} -> clients note the responses that follow, and send {reached: {id}}
-//   once every affected proxy has received one (the bench waits for that instead of polling reports,
-//   which would take CPU from the server it measures); {report: id} -> {report: {...}}; {stop}
+//   once every affected proxy of this process has received one, at once when none is its own (the
+//   bench waits for that instead of polling reports, which would take CPU from the server it
+//   measures); {report: id} -> {report: {...}}; {load: id} -> {load: {id, utilization, delayP99}},
+//   this process's event loop since the last {load}; {stop}
+// At 10,000 proxies the bench runs several of these processes, each with its own range of proxies.
 import { connect, constants } from 'node:http2';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 const ADS = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 /**
@@ -235,6 +239,11 @@ function start({ address, token, first, count, perChannel, outboundsOf }) {
   }, 1000);
 }
 
+/** This process's event loop: how busy, and how late its callbacks ran (whether the clients kept up). */
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+let loadSince = performance.eventLoopUtilization();
+
 process.on('message', (message) => {
   if (message.start) start(message.start);
   else if (message.mark !== undefined) {
@@ -245,12 +254,19 @@ process.on('message', (message) => {
       proxy.afterMark = [];
       proxy.affected = affected.has(proxy.index);
     }
-    awaited = affected.size > 0 ? { id: message.mark, left: affected.size } : undefined;
+    const mine = proxies.reduce((sum, proxy) => sum + (proxy.affected ? 1 : 0), 0);
+    awaited = mine > 0 ? { id: message.mark, left: mine } : undefined;
     process.send({ marked: { id: message.mark, at } });
+    if (mine === 0) process.send({ reached: { id: message.mark } });
   } else if (message.report !== undefined) {
     // Per proxy: when it first heard anything after the mark, and how many responses it got.
     const received = proxies.filter((p) => p.afterMark.length > 0).map((p) => ({ index: p.index, first: p.afterMark[0].at - p.markedAt, count: p.afterMark.length, types: [...new Set(p.afterMark.map((r) => r.typeUrl))] }));
     process.send({ report: { id: message.report, received } });
+  } else if (message.load !== undefined) {
+    const utilization = performance.eventLoopUtilization(loadSince).utilization;
+    loadSince = performance.eventLoopUtilization();
+    process.send({ load: { id: message.load, utilization, delayP99: loopDelay.percentile(99) / 1e6 } });
+    loopDelay.reset();
   } else if (message.stop) {
     for (const proxy of proxies) proxy.call.cancel();
     for (const session of sessions) session.close();

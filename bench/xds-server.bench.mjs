@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// The data plane server under 5,000 simulated proxies (bench/xds-clients.mjs, a process of their
-// own) connected to the real zone binary: time until every proxy has a full configuration, set
-// against a bare grpc-js ADS server sending the same bytes (bench/xds-baseline-server.mjs); time
+// The data plane server under 5,000 simulated proxies, or 10,000 over 1,000 services with
+// `npm run bench:xds-server:10k` (bench/xds-clients.mjs, processes of their own), connected to the
+// real zone binary: time until every proxy has a full configuration, set against a bare grpc-js ADS server sending the same bytes (bench/xds-baseline-server.mjs); time
 // for changes to reach every proxy they affect (median, p99) and the proxies that received
 // anything they did not need; the control plane's CPU time and resident memory. Prints figures;
 // asserts nothing. See bench/README.md.
 //
-// Knobs (env): BENCH_PROXIES (5000), BENCH_PER_CHANNEL streams per client connection (50),
+// Knobs (env): BENCH_PROXIES (5000), BENCH_SERVICES (a tenth of the proxies), BENCH_CLIENT_PROCESSES
+// (one per 5,000 proxies), BENCH_PER_CHANNEL streams per client connection (50),
 // BENCH_WIDE_CHANGES mesh-wide changes (and bare pushes) measured (5), BENCH_NODE_OPTIONS (Node options of the control plane:
 // --max-semi-space-size=16 measures the engine's default young generation instead of the zone's own
 // choice, docs/architecture.md, Memory),
@@ -27,7 +28,8 @@ const PROXIES = Number(process.env.BENCH_PROXIES ?? 5000);
 const PER_CHANNEL = Number(process.env.BENCH_PER_CHANNEL ?? 50);
 const WIDE_CHANGES = Number(process.env.BENCH_WIDE_CHANGES ?? 5);
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '';
-const SERVICES = Math.max(2, Math.round(PROXIES / 10));
+const SERVICES = Number(process.env.BENCH_SERVICES ?? Math.max(2, Math.round(PROXIES / 10)));
+const CLIENT_PROCESSES = Number(process.env.BENCH_CLIENT_PROCESSES ?? Math.ceil(PROXIES / 5000));
 const ADS = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 
 
@@ -37,12 +39,14 @@ const dpName = (index) => `dp-${String(index).padStart(5, '0')}`;
 /** Each proxy calls the next service and the seventh after its own. */
 const outboundsOf = Array.from({ length: PROXIES }, (_, i) => [service((i % SERVICES) + 1), service((i % SERVICES) + 7)]);
 
-/** CPU seconds (user + system) and resident MB of a process, from /proc. */
+/** CPU seconds (user + system), resident MB and peak resident MB (the kernel's high-water mark) of a process, from /proc. */
 function usage(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   const cpu = (Number(fields[11]) + Number(fields[12])) / 100;
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-  return { cpu, rss };
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+  const peakRss = Number(/VmHWM:\s+(\d+)/.exec(status)[1]) / 1024;
+  return { cpu, rss, peakRss };
 }
 
 async function startZone() {
@@ -84,6 +88,13 @@ async function collections(cp) {
   let seconds = 0;
   for (const [, value] of text.matchAll(/^nodejs_gc_duration_seconds_sum\{kind="\w+"\} (\S+)$/gm)) seconds += Number(value);
   return { major: Number(major?.[1] ?? 0), seconds };
+}
+
+/** The control plane's main-thread JavaScript heap in use and its memory outside the heap (buffers), in MB (its /metrics). */
+async function heapOf(cp) {
+  const text = await (await fetch(`${cp.diagnostics}/metrics`)).text();
+  const metric = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+  return { used: metric('nodejs_heap_size_used_bytes'), external: metric('nodejs_external_memory_bytes') };
 }
 
 const api = async (cp, method, path, body) => {
@@ -140,11 +151,12 @@ async function capture(address, token) {
   return captured;
 }
 
-/** The simulated proxies, in their own process. */
-function startClients() {
+/** One process of simulated proxies. */
+function startClientProcess() {
   const child = fork(join(root, 'bench', 'xds-clients.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(child);
   const waiters = [];
+  let reportedErrors = 0;
   child.on('message', (message) => {
     for (const waiter of [...waiters]) {
       if (waiter.match(message)) {
@@ -152,31 +164,71 @@ function startClients() {
         waiter.resolve(message);
       }
     }
-    if (message.progress && process.env.BENCH_VERBOSE) console.log('  progress', JSON.stringify(message.progress));
+    if (message.progress && process.env.BENCH_VERBOSE) console.log('  progress', child.pid, JSON.stringify(message.progress));
+    // Failed streams are not opened again, as a proxy would: say so at once, not only when the wait for all runs out.
+    if (message.progress?.errors > reportedErrors) {
+      reportedErrors = message.progress.errors;
+      console.log(`  client process ${child.pid}: ${message.progress.completed} proxies configured, ${message.progress.errors} streams failed (first: ${message.progress.firstError})`);
+    }
   });
   const next = (match) => new Promise((resolve) => waiters.push({ match, resolve }));
-  return {
-    child,
-    next,
-    send: (message) => child.send(message),
-    async stop() {
-      const stopped = next((message) => message.stopped);
-      child.send({ stop: true });
-      await stopped;
-      child.kill();
-      children.delete(child);
-    },
-  };
+  return { child, next, send: (message) => child.send(message) };
 }
 
-/** Connects every proxy; resolves with the seconds until the last one had clusters, endpoints and listeners. */
-async function connectAll(clients, address, token) {
-  const done = clients.next((message) => message.allComplete);
-  clients.send({ start: { address, token, first: 0, count: PROXIES, perChannel: PER_CHANNEL, outboundsOf } });
-  const timeout = sleep(600_000).then(() => {
-    throw new Error('not every proxy got its configuration within 10 minutes');
-  });
-  return (await Promise.race([done, timeout])).allComplete.seconds;
+/**
+ * The simulated proxies, in CLIENT_PROCESSES processes of their own, each with a contiguous range of
+ * them: one process's event loop would be the bottleneck at 10,000 streams.
+ */
+function startClients() {
+  const processes = Array.from({ length: CLIENT_PROCESSES }, startClientProcess);
+  const all = (match) => Promise.all(processes.map((one) => one.next(match)));
+  const send = (message) => processes.forEach((one) => one.send(message));
+  return {
+    /** CPU seconds of all the client processes so far. */
+    cpu: () => processes.reduce((sum, one) => sum + usage(one.child.pid).cpu, 0),
+    /** Per process, its event loop's busy fraction and p99 delay since the last call. */
+    async load() {
+      const id = Math.random();
+      const replies = all((message) => message.load?.id === id);
+      send({ load: id });
+      return (await replies).map((message) => message.load);
+    },
+    /** Connects every proxy; resolves with the seconds until the last one had clusters, endpoints and listeners. */
+    async connectAll(address, token) {
+      const started = Date.now();
+      const done = all((message) => message.allComplete);
+      const per = Math.ceil(PROXIES / processes.length);
+      processes.forEach((one, at) => one.send({ start: { address, token, first: at * per, count: Math.min(per, PROXIES - at * per), perChannel: PER_CHANNEL, outboundsOf } }));
+      const timeout = sleep(600_000).then(() => {
+        throw new Error('not every proxy got its configuration within 10 minutes');
+      });
+      await Promise.race([done, timeout]);
+      return (Date.now() - started) / 1000;
+    },
+    /** Marks the start of a change; resolves once marked, with a promise of every affected proxy having heard of it. */
+    async mark(id, affected) {
+      const marked = all((message) => message.marked?.id === id);
+      const reached = all((message) => message.reached?.id === id);
+      send({ mark: id, affected });
+      await marked;
+      return { reached };
+    },
+    async report() {
+      const id = Math.random();
+      const replies = all((message) => message.report?.id === id);
+      send({ report: id });
+      return (await replies).flatMap((message) => message.report.received);
+    },
+    async stop() {
+      const stopped = all((message) => message.stopped);
+      send({ stop: true });
+      await stopped;
+      for (const one of processes) {
+        one.child.kill();
+        children.delete(one.child);
+      }
+    },
+  };
 }
 
 const ms = (value) => `${value.toFixed(1)} ms`;
@@ -186,20 +238,13 @@ const ms = (value) => `${value.toFixed(1)} ms`;
  * before the write), and the unaffected proxies that received anything.
  */
 async function propagate(clients, change, affected) {
-  const id = Math.random();
-  const marked = clients.next((message) => message.marked?.id === id);
   // The clients say when every affected proxy has heard of it: no polling while the server works.
-  const reached = clients.next((message) => message.reached?.id === id);
-  clients.send({ mark: id, affected: [...affected] });
-  await marked;
+  const { reached } = await clients.mark(Math.random(), [...affected]);
   await change();
   await Promise.race([reached, sleep(30_000)]);
   // A quiet second: anything arriving late to proxies the change did not concern counts too.
   await sleep(1000);
-  const reportId = Math.random();
-  const reply = clients.next((message) => message.report?.id === reportId);
-  clients.send({ report: reportId });
-  const report = (await reply).report.received;
+  const report = await clients.report();
   const latencies = report.filter((entry) => affected.has(entry.index)).map((entry) => entry.first);
   const unneeded = report.filter((entry) => !affected.has(entry.index)).length;
   return { latencies, unneeded, missed: affected.size - latencies.length };
@@ -212,6 +257,11 @@ function p99Range(results) {
   const p99s = results.map(p99Of).sort((a, b) => a - b);
   return `p99 of one change ${ms(p99s[0])} to ${ms(p99s.at(-1))}`;
 }
+
+/** The client processes' event loops since the last look: whether the simulation kept up with the server. */
+const clientLoad = (loads) =>
+  `${loads.length} client process${loads.length > 1 ? 'es' : ''}, event loop busy ${loads.map((load) => `${(load.utilization * 100).toFixed(0)}%`).join('/')}, ` +
+  `delay p99 ${loads.map((load) => ms(load.delayP99)).join('/')}`;
 
 const consumersOf = (name) => new Set(outboundsOf.flatMap((outbounds, index) => (outbounds.includes(name) ? [index] : [])));
 
@@ -232,14 +282,19 @@ const baseline = spawn(process.execPath, [join(root, 'bench', 'xds-baseline-serv
 children.add(baseline);
 const baselinePort = await new Promise((resolve) => baseline.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
 let clients = startClients();
+await clients.load();
 const baselineBefore = usage(baseline.pid);
-const baselineSeconds = await connectAll(clients, `127.0.0.1:${baselinePort}`, token);
+let clientsBefore = clients.cpu();
+const baselineSeconds = await clients.connectAll(`127.0.0.1:${baselinePort}`, token);
 const baselineAfter = usage(baseline.pid);
-console.log(`baseline: all ${PROXIES} proxies configured in ${baselineSeconds.toFixed(2)} s (server CPU ${(baselineAfter.cpu - baselineBefore.cpu).toFixed(2)} s, RSS ${baselineAfter.rss.toFixed(0)} MB)`);
+console.log(
+  `baseline: all ${PROXIES} proxies configured in ${baselineSeconds.toFixed(2)} s (server CPU ${(baselineAfter.cpu - baselineBefore.cpu).toFixed(2)} s, RSS ${baselineAfter.rss.toFixed(0)} MB); ` +
+    `the clients' CPU ${(clients.cpu() - clientsBefore).toFixed(2)} s, ${clientLoad(await clients.load())}`,
+);
 // The floor of a mesh-wide change: the same three responses pushed again to every stream, ACKs read.
 await sleep(2000);
 const everyProxy = new Set(Array.from({ length: PROXIES }, (_, i) => i));
-const clientsBeforePush = usage(clients.child.pid);
+const clientsBeforePush = clients.cpu();
 const baselinePushes = [];
 for (let j = 0; j < WIDE_CHANGES; j++) baselinePushes.push(await propagate(clients, async () => baseline.stdin.write('push\n'), everyProxy));
 const baselinePushed = usage(baseline.pid);
@@ -247,7 +302,8 @@ const baselinePushCpu = (baselinePushed.cpu - baselineAfter.cpu) / WIDE_CHANGES;
 const baselinePushLatencies = baselinePushes.flatMap((push) => push.latencies).sort((a, b) => a - b);
 console.log(
   `baseline: the same three responses pushed to all ${PROXIES} (${WIDE_CHANGES} times): median ${ms(quantile(baselinePushLatencies, 0.5))}, p99 ${ms(quantile(baselinePushLatencies, 0.99))} ` +
-    `(${p99Range(baselinePushes)}); server CPU ${baselinePushCpu.toFixed(2)} s a push; the clients' CPU ${((usage(clients.child.pid).cpu - clientsBeforePush.cpu) / WIDE_CHANGES).toFixed(2)} s a push`,
+    `(${p99Range(baselinePushes)}); server CPU ${baselinePushCpu.toFixed(2)} s a push; the clients' CPU ${((clients.cpu() - clientsBeforePush) / WIDE_CHANGES).toFixed(2)} s a push, ` +
+    clientLoad(await clients.load()),
 );
 await clients.stop();
 baseline.kill();
@@ -255,13 +311,26 @@ await sleep(2000);
 
 // The control plane.
 const idle = usage(cp.pid);
+const idleHeap = await heapOf(cp);
 clients = startClients();
-const seconds = await connectAll(clients, cp.dp, token);
+await clients.load();
+clientsBefore = clients.cpu();
+const seconds = await clients.connectAll(cp.dp, token);
 const connected = usage(cp.pid);
+const connectedHeap = await heapOf(cp);
 console.log(
   `control plane: all ${PROXIES} proxies configured in ${seconds.toFixed(2)} s (ratio to baseline ${(seconds / baselineSeconds).toFixed(2)}); ` +
-    `CPU ${(connected.cpu - idle.cpu).toFixed(2)} s; RSS ${idle.rss.toFixed(0)} MB before, ${connected.rss.toFixed(0)} MB connected ` +
-    `(${((connected.rss * 1024) / PROXIES).toFixed(0)} KB a proxy in all, ${(((connected.rss - idle.rss) * 1024) / PROXIES).toFixed(0)} KB a proxy for the streams)`,
+    `CPU ${(connected.cpu - idle.cpu).toFixed(2)} s; RSS ${idle.rss.toFixed(0)} MB before, ${connected.rss.toFixed(0)} MB connected, peak ${connected.peakRss.toFixed(0)} MB ` +
+    `(${((connected.rss * 1024) / PROXIES).toFixed(0)} KB a proxy in all, ${(((connected.rss - idle.rss) * 1024) / PROXIES).toFixed(0)} KB a proxy for the streams); ` +
+    `the clients' CPU ${(clients.cpu() - clientsBefore).toFixed(2)} s, ${clientLoad(await clients.load())}`,
+);
+// Where a connected proxy's memory goes: the main thread's heap and its buffers; the rest of the
+// resident growth is the transport thread (its heap, HTTP/2 sessions) and memory the heaps hold free.
+const perProxyKb = (before, after) => `${(((after - before) * 1024) / PROXIES).toFixed(1)} KB`;
+console.log(
+  `  memory a connected proxy: main-thread heap in use ${perProxyKb(idleHeap.used, connectedHeap.used)} (${idleHeap.used.toFixed(0)} -> ${connectedHeap.used.toFixed(0)} MB), ` +
+    `its buffers ${perProxyKb(idleHeap.external, connectedHeap.external)}, the rest of the resident memory ` +
+    `${perProxyKb(idle.rss - idleHeap.used - idleHeap.external, connected.rss - connectedHeap.used - connectedHeap.external)}`,
 );
 // Let the connect-time insight writes settle before measuring changes.
 await sleep(12_000);
@@ -316,13 +385,13 @@ report('A new endpoint of one service (its ~20 consumers)', endpoints, afterEndp
 
 // A mesh-wide Timeout that wins over the default one, changed again and again: every proxy's
 // clusters, endpoints and listeners, each time.
-const clientsBeforeWide = usage(clients.child.pid);
+const clientsBeforeWide = clients.cpu();
 const wide = [];
 /** Per change, from just before it to the end of its quiet second: CPU of both sides, and the control plane's garbage collections. */
 const wideCollections = [];
 for (let j = 0; j < WIDE_CHANGES; j++) {
   const collectedBefore = await collections(cp);
-  const cpuBefore = { server: usage(cp.pid).cpu, clients: usage(clients.child.pid).cpu };
+  const cpuBefore = { server: usage(cp.pid).cpu, clients: clients.cpu() };
   wide.push(
     await propagate(
       clients,
@@ -338,7 +407,7 @@ for (let j = 0; j < WIDE_CHANGES; j++) {
       everyProxy,
     ),
   );
-  const cpuAfter = { server: usage(cp.pid).cpu, clients: usage(clients.child.pid).cpu };
+  const cpuAfter = { server: usage(cp.pid).cpu, clients: clients.cpu() };
   const collectedAfter = await collections(cp);
   wideCollections.push({
     cpu: cpuAfter.server - cpuBefore.server,
@@ -351,7 +420,10 @@ const after = usage(cp.pid);
 const wideCpu = (after.cpu - afterEndpoints.cpu) / WIDE_CHANGES;
 report(`A mesh-wide Timeout (all ${PROXIES} proxies, ${WIDE_CHANGES} changes)`, wide, after.cpu - afterEndpoints.cpu);
 const wideLatencies = scenarios.at(-1).latencies;
-console.log(`  ${p99Range(wide)}; control plane CPU ${wideCpu.toFixed(2)} s a change; the clients' CPU ${((usage(clients.child.pid).cpu - clientsBeforeWide.cpu) / WIDE_CHANGES).toFixed(2)} s a change`);
+console.log(
+  `  ${p99Range(wide)}; control plane CPU ${wideCpu.toFixed(2)} s a change; the clients' CPU ${((clients.cpu() - clientsBeforeWide) / WIDE_CHANGES).toFixed(2)} s a change, ` +
+    clientLoad(await clients.load()),
+);
 console.log(
   `  each change in turn: ${wide
     .map((result, at) => {
@@ -364,7 +436,26 @@ console.log(
   `  against the bare push of the same bytes: median ${(quantile(wideLatencies, 0.5) / quantile(baselinePushLatencies, 0.5)).toFixed(2)}x, ` +
     `p99 ${(quantile(wideLatencies, 0.99) / quantile(baselinePushLatencies, 0.99)).toFixed(2)}x, CPU ${(wideCpu / baselinePushCpu).toFixed(2)}x`,
 );
-console.log(`changes: control plane CPU ${(after.cpu - before.cpu).toFixed(2)} s over the ${20 + WIDE_CHANGES} changes; RSS ${after.rss.toFixed(0)} MB (peak seen)`);
+console.log(`changes: control plane CPU ${(after.cpu - before.cpu).toFixed(2)} s over the ${20 + WIDE_CHANGES} changes; RSS ${after.rss.toFixed(0)} MB, peak ${after.peakRss.toFixed(0)} MB`);
+
+// The targets of a zone of 10,000 proxies (bench/README.md, Data plane server benchmark), each with how far off it is.
+const verdict = (met, text) => console.log(`  ${met ? 'met' : 'MISSED'}: ${text}`);
+const oneServiceP99 = quantile([...scenarios[0].latencies, ...scenarios[1].latencies].sort((a, b) => a - b), 0.99);
+const wideP99 = quantile(wideLatencies, 0.99);
+const connectedKb = (connected.rss * 1024) / PROXIES;
+const unneededAll = scenarios.reduce((sum, scenario) => sum + scenario.unneeded, 0);
+const missedAll = scenarios.reduce((sum, scenario) => sum + scenario.missed, 0);
+console.log(`verdicts (${PROXIES} proxies over ${SERVICES} services):`);
+verdict(true, `all ${PROXIES} proxies connected, configured and ACKed in ${seconds.toFixed(2)} s (${(seconds / baselineSeconds).toFixed(2)}x the bare server's ${baselineSeconds.toFixed(2)} s)`);
+for (const scenario of scenarios.slice(0, 2)) {
+  const p99 = quantile(scenario.latencies, 0.99);
+  verdict(p99 < 100, `${scenario.name}: p99 ${ms(p99)} against 100 ms (${(p99 / 100).toFixed(2)}x)`);
+}
+verdict(oneServiceP99 < 100, `one-service changes pooled: p99 ${ms(oneServiceP99)} against 100 ms`);
+verdict(wideP99 < 1000, `mesh-wide change pooled: p99 ${ms(wideP99)} against 1 s (${(wideP99 / 1000).toFixed(2)}x)`);
+verdict(connectedKb < 100, `resident memory connected: ${connectedKb.toFixed(0)} KB a proxy against 100 KB (${(connectedKb / 100).toFixed(2)}x)`);
+verdict(after.peakRss < 1536, `resident memory in all: ${connected.rss.toFixed(0)} MB connected, peak ${after.peakRss.toFixed(0)} MB against 1.5 GB (${(after.peakRss / 1536).toFixed(2)}x)`);
+verdict(unneededAll === 0 && missedAll === 0, `${unneededAll} proxies received something they did not need; ${missedAll} affected proxies never heard of a change`);
 
 await clients.stop();
 // A clean stop writes the CPU profile, when asked for.
@@ -379,7 +470,8 @@ console.log(
     baselinePush: { median: quantile(baselinePushLatencies, 0.5), p99: quantile(baselinePushLatencies, 0.99), cpu: baselinePushCpu },
     seconds,
     ratio: seconds / baselineSeconds,
-    rssMb: { idle: idle.rss, connected: connected.rss, after: after.rss },
+    services: SERVICES,
+    rssMb: { idle: idle.rss, connected: connected.rss, after: after.rss, peak: after.peakRss },
     scenarios: scenarios.map(({ name, latencies, unneeded, missed, cpu }) => ({ name, median: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), unneeded, missed, cpu })),
     wideChanges: wide.map((result, at) => ({ p99: p99Of(result), ...wideCollections[at] })),
   }),

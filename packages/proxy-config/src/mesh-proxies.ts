@@ -692,11 +692,31 @@ export class MeshProxies {
 
   /** Drops the matches of the proxies a policy can affect: looked up by the services it pins, or all. */
   private dropMatchesWithin(reach: PolicyReach): void {
-    const anyProxy = reach.conditions.some((condition) => condition.proxies.any);
-    const candidates = anyProxy ? this.proxies.values() : this.byOwnService.of(reach.conditions.flatMap((condition) => condition.proxies.services));
-    for (const entry of candidates) {
+    for (const entry of this.candidatesOf(reach)) {
       if (entry.match !== undefined && entry.services && mayAffect(reach, entry.services)) this.dropMatch(entry);
     }
+  }
+
+  /**
+   * The proxies a policy may affect, by condition: those of the services its proxy selectors pin,
+   * or, when they select any proxy, those reaching the destinations it pins (a policy from `*` to
+   * one service looks at that service's callers, not at every proxy); all when neither is pinned.
+   * A proxy may come twice: once its match is dropped it is passed over.
+   */
+  private candidatesOf(reach: PolicyReach): Iterable<ProxyEntry> {
+    const own: string[] = [];
+    const reached: string[] = [];
+    for (const { proxies, destinations } of reach.conditions) {
+      if (!proxies.any) own.push(...proxies.services);
+      else if (destinations && !destinations.any) reached.push(...destinations.services);
+      else return this.proxies.values();
+    }
+    return this.filedUnder(own, reached);
+  }
+
+  private *filedUnder(own: readonly string[], reached: readonly string[]): Generator<ProxyEntry> {
+    yield* this.byOwnService.of(own);
+    yield* this.byReachedService.of(reached);
   }
 
   /** Whether a permission change can move external services between matched proxies. */

@@ -118,6 +118,32 @@ describe('ProxyConfigService', () => {
     expect({ matched: w.service.counters.matched - counted.matched, rendered: w.service.counters.rendered - counted.rendered }).toEqual({ matched: 1, rendered: 1 });
   });
 
+  it('re-renders only the callers of the one service a policy from any source names, and every proxy for one naming none', async () => {
+    const w = await newWorld();
+    await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web', ['backend']));
+    await w.put('Dataplane', 'default', 'web-2', sidecar('10.0.0.2', 'web', ['backend', 'db']));
+    await w.put('Dataplane', 'default', 'other-1', sidecar('10.0.0.3', 'other', ['db']));
+    await w.put('Dataplane', 'default', 'backend-1', sidecar('10.0.0.4', 'backend'));
+    await w.put('TrafficRoute', 'default', 'route-all', { sources: [ANY], destinations: [ANY], conf: { destination: { [SERVICE_TAG]: '*' } } });
+    const mesh = await w.mesh('default');
+    const before = Object.fromEntries(mesh.dataplaneNames().map((name) => [name, mesh.proxyConfig(name)]));
+    let counted = { ...w.service.counters };
+
+    await w.put('Timeout', 'default', 'to-backend', { sources: [ANY], destinations: [svc('backend')], conf: { connectTimeout: '2s' } });
+    const narrow = await w.mesh('default');
+    expect(narrow.proxyConfig('other-1')).toBe(before['other-1']);
+    expect(narrow.proxyConfig('backend-1')).toBe(before['backend-1']);
+    for (const caller of ['web-1', 'web-2']) expect(narrow.proxyConfig(caller)?.clusters.find((cluster) => cluster.name === 'backend')?.connectTimeout).toBe('2s');
+    expect(w.service.counters.matched - counted.matched).toBe(2);
+
+    counted = { ...w.service.counters };
+    await w.put('Timeout', 'default', 'everywhere', { sources: [ANY], destinations: [ANY], conf: { connectTimeout: '4s' } });
+    const wide = await w.mesh('default');
+    for (const name of wide.dataplaneNames()) expect(wide.proxyConfig(name)).not.toBe(before[name]);
+    expect(wide.proxyConfig('other-1')?.clusters.find((cluster) => cluster.name === 'db')?.connectTimeout).toBe('4s');
+    expect(w.service.counters.matched - counted.matched).toBe(4);
+  });
+
   it('re-renders the consumers of a service whose endpoints a dataplane moves, and nothing for other changes', async () => {
     const w = await newWorld();
     await w.put('Dataplane', 'default', 'web-1', sidecar('10.0.0.1', 'web', ['backend']));

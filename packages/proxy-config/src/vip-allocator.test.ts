@@ -140,6 +140,26 @@ describe('VipAllocator', () => {
     ]);
   });
 
+  it('names each instance of a service by all of its inbound tags and ports, many instances alike or not', async () => {
+    const w = await newWorld();
+    for (let at = 0; at < 20; at++) await w.put('Dataplane', 'default', `backend-${at}`, dataplane(`10.0.0.${at + 1}`, 'backend'));
+    await w.put('Dataplane', 'default', 'backend-v2', { networking: { address: '10.0.1.1', inbound: [{ port: 8080, tags: { [SERVICE_TAG]: 'backend', version: 'v2' } }] } });
+    await w.put('Dataplane', 'default', 'backend-admin', dataplane('10.0.1.2', 'backend', 9090));
+    await w.put('VirtualOutbound', 'default', 'versions', {
+      selectors: [{ match: { [SERVICE_TAG]: 'backend' } }],
+      conf: { host: '{{.version}}.backend.internal', port: '7000', parameters: [{ name: 'version', tagKey: 'version' }] },
+    });
+    await w.allocator();
+
+    expect(Object.keys(await w.stored('default'))).toEqual(['fqdn:v2.backend.internal', 'service:backend']);
+    expect(w.published.get('default')?.outbounds.map((outbound) => `${outbound.address}:${outbound.port} ${JSON.stringify(outbound.tags)}`)).toEqual([
+      '240.0.0.1:7000 {"version":"v2"}',
+      '240.0.0.2:80 {"mesh.io/service":"backend"}',
+      '240.0.0.2:8080 {"mesh.io/service":"backend"}',
+      '240.0.0.2:9090 {"mesh.io/service":"backend"}',
+    ]);
+  });
+
   it('keeps addresses across restarts, gives new services free ones and takes back those of services that went', async () => {
     const w = await newWorld();
     await w.put('Dataplane', 'default', 'b-1', dataplane('10.0.0.1', 'b'));

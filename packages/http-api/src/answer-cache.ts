@@ -67,10 +67,11 @@ export class AnswerCache {
       else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
       else if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') keepable = false;
     };
-    const { write, end } = res;
+    const write = res.write.bind(res);
+    const end = res.end.bind(res);
     res.write = ((...args: unknown[]) => {
       collect(args[0], args[1]);
-      return Reflect.apply(write, res, args) as boolean;
+      return Reflect.apply(write, undefined, args) as boolean;
     }) as typeof res.write;
     res.end = ((...args: unknown[]) => {
       collect(args[0], args[1]);
@@ -83,7 +84,7 @@ export class AnswerCache {
           .map((name) => [name, res.getHeader(name)!] as const);
         this.keep(keyOf(req), { stamp, headers, body: Buffer.concat(chunks) });
       }
-      return Reflect.apply(end, res, args) as ServerResponse;
+      return Reflect.apply(end, undefined, args) as ServerResponse;
     }) as typeof res.end;
   }
 

@@ -166,8 +166,8 @@ describe('a route declaring what its answer is made of', () => {
     const runs = { kept: 0, plain: 0 };
     const server = await serve(api.ctx, (table) =>
       table
-        .add({ method: 'GET', path: '/test/kept', doc: { summary: 'kept', tag: 'Test', responses: {} }, answerChangesWith: ['Dataplane'], handler: (_req, res) => sendJson(res, 200, `{"run":${++runs.kept}}`) })
-        .add({ method: 'GET', path: '/test/plain', doc: { summary: 'plain', tag: 'Test', responses: {} }, handler: (_req, res) => sendJson(res, 200, `{"run":${++runs.plain}}`) }),
+        .add({ method: 'GET', path: '/test/kept', doc: { summary: 'kept', tag: 'Test', responses: {}, errors: [] }, answerChangesWith: ['Dataplane'], handler: (_req, res) => sendJson(res, 200, `{"run":${++runs.kept}}`) })
+        .add({ method: 'GET', path: '/test/plain', doc: { summary: 'plain', tag: 'Test', responses: {}, errors: [] }, handler: (_req, res) => sendJson(res, 200, `{"run":${++runs.plain}}`) }),
     );
     try {
       const body = async (path: string) => (await server.raw('GET', path)).split('\r\n\r\n')[1];

@@ -3,6 +3,7 @@
 // and so is a verified client certificate when client certificates are configured;
 // other callers present a user token (`Authorization: Bearer <jwt>`); static rules
 // name the users and groups allowed to generate tokens and to see configuration dumps.
+import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { DomainError } from '@mesh/model';
 import { ADMIN, ANONYMOUS, type Caller } from '@mesh/resource-manager';
@@ -93,7 +94,7 @@ const unauthenticated = () => new DomainError('unauthenticated', 'Unauthenticate
  * sandbox or a file), and a page of a DNS name rebound to 127.0.0.1 sends that name as `Host`.
  * Tools like curl and meshctl send no `Origin`.
  */
-function speaksForLocalUser(req: Request, pageOrigins: ReadonlySet<string>): boolean {
+function speaksForLocalUser(req: IncomingMessage, pageOrigins: ReadonlySet<string>): boolean {
   const host = req.headers.host;
   if (host === undefined || !LOOPBACK_HOST.test(host)) return false;
   const origin = req.headers.origin?.toLowerCase();
@@ -102,14 +103,19 @@ function speaksForLocalUser(req: Request, pageOrigins: ReadonlySet<string>): boo
   return origin === ownOrigin || pageOrigins.has(origin);
 }
 
-function identifyCaller(req: Request, options: AccessOptions, pageOrigins: ReadonlySet<string>): Caller | Promise<Caller> {
+/** The caller, when it is known without checking a bearer token; undefined when a token is to be checked. */
+export function knownCaller(req: IncomingMessage, options: AccessOptions, pageOrigins: ReadonlySet<string>): Caller | undefined {
   if (isInternalRequest(req)) return ADMIN;
   if (options.localhostIsAdmin && LOOPBACK.has(req.socket.remoteAddress ?? '') && speaksForLocalUser(req, pageOrigins)) return ADMIN;
   if (options.clientCertsAreAdmins && (req.socket as TLSSocket).authorized === true) return ADMIN;
-  const authorization = req.headers.authorization;
-  if (!authorization?.startsWith('Bearer ')) return ANONYMOUS;
+  return req.headers.authorization?.startsWith('Bearer ') ? undefined : ANONYMOUS;
+}
+
+function identifyCaller(req: Request, options: AccessOptions, pageOrigins: ReadonlySet<string>): Caller | Promise<Caller> {
+  const known = knownCaller(req, options, pageOrigins);
+  if (known) return known;
   if (!options.tokens) throw unauthenticated();
-  return verifyToken(options.tokens, authorization.slice('Bearer '.length).trim());
+  return verifyToken(options.tokens, req.headers.authorization!.slice('Bearer '.length).trim());
 }
 
 async function verifyToken(tokens: TokenService, token: string): Promise<Caller> {

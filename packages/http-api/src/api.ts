@@ -1,7 +1,8 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { DomainError } from '@mesh/model';
 import express, { type Express, type Request, type Response } from 'express';
-import { authenticate, trustedPageOrigins } from './access.js';
+import { authenticate, knownCaller, trustedPageOrigins } from './access.js';
+import { AnswerCache } from './answer-cache.js';
 import { applyCors } from './cors.js';
 import type { ApiContext } from './context.js';
 import { addCrudRoutes } from './crud.js';
@@ -58,7 +59,7 @@ export interface ApiServerOptions {
 export interface ApiApp {
   (req: IncomingMessage, res: ServerResponse): void;
   readonly serverOptions: ApiServerOptions;
-  /** Ends the streams of changes, which never end by themselves, so that servers can close. */
+  /** Ends the streams of changes, which never end by themselves, so that servers can close, and stops following writes. */
   close(): void;
 }
 
@@ -105,9 +106,11 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       return;
     }
     if (ctx.zoneAdmin && (await forwardToZone(ctx, match, req, res))) return;
+    if (route.answerChangesWith && req.method === 'GET') answers.record(req, res, route.answerChangesWith);
     await route.handler(req, res, match.params);
   };
 
+  const answers = new AnswerCache(ctx.manager.reader);
   const app = express();
   // ETags hash every body: on a 40 KB list page that costs more than half the throughput.
   app.set('etag', false);
@@ -154,6 +157,9 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       sendError(res, 406, 'Not Acceptable', `Not Acceptable. Available representations: ${[...new Set(['application/json', mediaTypeOf(route.doc)])].join(', ')}`);
       return;
     }
+    // A kept answer is the same for every caller known without a token check (a token is checked,
+    // and refused with a 401 when it does not verify, on the way to the handler).
+    if (route.answerChangesWith && req.method === 'GET' && knownCaller(req, ctx.access, pageOrigins) && answers.send(req, res, route.answerChangesWith)) return;
     serve(req, res, match, route).catch((error: unknown) => failed(error, res));
   };
 
@@ -174,5 +180,11 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       failed(error, res);
     }
   };
-  return Object.assign(listener, { serverOptions, close: () => changes.close() });
+  return Object.assign(listener, {
+    serverOptions,
+    close: () => {
+      changes.close();
+      answers.close();
+    },
+  });
 }

@@ -31,17 +31,20 @@ export function addCrudRoutes(table: RouteTable, ctx: ApiContext): void {
     if (kind.computed) continue;
     const { list, entity } = kindPaths(kind);
     const docs = crudDocs(kind);
-    table.add({ method: 'GET', path: list, doc: docs.list, handler: withOperation('list', (req, res, params) => listResources(ctx, pages, kind, list, req, res, params.mesh)) });
+    // What admins alone may read is answered per caller.
+    const cached = kind.adminOnly ? {} : { answerChangesWith: [kind.name] };
+    table.add({ method: 'GET', path: list, doc: docs.list, ...cached, handler: withOperation('list', (req, res, params) => listResources(ctx, pages, kind, list, req, res, params.mesh)) });
     if (kind.scope === 'mesh') {
       // The same entities across all meshes (`/traffic-routes`).
       table.add({
         method: 'GET',
         path: `/${kind.path}`,
         doc: docs.listAcrossMeshes,
+        ...cached,
         handler: withOperation('list', (req, res) => listResources(ctx, pages, kind, `/${kind.path}`, req, res, undefined)),
       });
     }
-    table.add({ method: 'GET', path: entity, doc: docs.get, handler: withOperation('get', (req, res, params) => getResource(ctx, kind, req, res, params)) });
+    table.add({ method: 'GET', path: entity, doc: docs.get, ...cached, handler: withOperation('get', (req, res, params) => getResource(ctx, kind, req, res, params)) });
     table.add({ method: 'PUT', path: entity, doc: docs.put, handler: withOperation('process', (req, res, params) => putResource(ctx, kind, req, res, params)) });
     table.add({ method: 'DELETE', path: entity, doc: docs.delete, handler: withOperation('delete', (req, res, params) => deleteResource(ctx, kind, req, res, params)) });
   }

@@ -16,6 +16,12 @@ export interface Route {
   handler: Handler;
   /** What the OpenAPI document says of it. */
   doc: RouteDoc;
+  /**
+   * For a GET whose 200 answer is made of stored data alone (the same for every caller, at any
+   * time): the types whose writes change it, or `'any'` when it is derived from many (insights,
+   * inspection). Its answers are kept whole and sent again until such a write (answer-cache.ts).
+   */
+  answerChangesWith?: readonly string[] | 'any';
 }
 
 interface Node {

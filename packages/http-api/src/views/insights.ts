@@ -98,24 +98,28 @@ export function addInsightRoutes(table: RouteTable, ctx: ApiContext): void {
     .add({
       method: 'GET',
       path: `/${meshInsightKind.path}`,
+      answerChangesWith: 'any',
       doc: { summary: 'List mesh insights', tag, query: listQuery, responses: { 200: { description: 'A page of mesh insights.', schema: collectionOf(MeshInsightSchema) } }, errors: [400], example: {} },
       handler: withOperation('list', (req, res) => listMeshInsights(ctx, pages, req, res)),
     })
     .add({
       method: 'GET',
       path: `/${meshInsightKind.path}/{name}`,
+      answerChangesWith: 'any',
       doc: { summary: "Get a mesh's insight", tag, responses: { 200: { description: "The mesh's figures.", schema: MeshInsightSchema } }, errors: [404], example: { params: { name: EXAMPLE_MESH } } },
       handler: withOperation('get', (req, res, params) => getMeshInsight(ctx, req, res, params)),
     })
     .add({
       method: 'GET',
       path: `/${serviceInsightKind.path}`,
+      answerChangesWith: 'any',
       doc: { summary: 'List the service insights of every mesh', tag, query: listQuery, responses: { 200: { description: 'A page of service insights.', schema: ServiceInsightListSchema } }, errors: [400], example: {} },
       handler: withOperation('list', (req, res) => listServiceInsights(ctx, pages, req, res, undefined)),
     })
     .add({
       method: 'GET',
       path: `/meshes/{mesh}/${serviceInsightKind.path}`,
+      answerChangesWith: 'any',
       doc: {
         summary: 'List the service insights of a mesh',
         tag,
@@ -129,6 +133,7 @@ export function addInsightRoutes(table: RouteTable, ctx: ApiContext): void {
     .add({
       method: 'GET',
       path: `/meshes/{mesh}/${serviceInsightKind.path}/{name}`,
+      answerChangesWith: 'any',
       doc: {
         summary: "Get a service's insight",
         description: 'A service nothing names answers with empty counts; only a missing mesh is not found.',

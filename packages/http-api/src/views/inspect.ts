@@ -38,7 +38,7 @@ import { sendJson } from '../errors.js';
 import { withOperation } from '../handler.js';
 import { resourceJson } from '../resource-json.js';
 import type { RouteDoc } from '../route-doc.js';
-import type { Params, RouteTable } from '../route-table.js';
+import type { Params, Route, RouteTable } from '../route-table.js';
 import { exampleOf, exampleParams } from '../openapi/examples.js';
 import { configDumpDoc, dataplanePoliciesDoc, dataplaneRulesDoc, gatewayDataplanesDoc, policyDataplanesDoc } from './inspect-docs.js';
 
@@ -184,9 +184,10 @@ const adminDoc = (kind: AnyKind, operation: AdminOperation): RouteDoc => {
 };
 
 export function addInspectRoutes(table: RouteTable, ctx: ApiContext): void {
-  const get = (path: string, doc: RouteDoc, handler: (req: Request, res: Response, params: Params) => Promise<void>) =>
-    table.add({ method: 'GET', path, doc, handler: withOperation('get', handler) });
-  get('/meshes/{mesh}/dataplanes/{name}/policies', dataplanePoliciesDoc(dataplaneKind), (req, res, params) => dataplanePolicies(ctx, req, res, params));
+  const get = (path: string, doc: RouteDoc, handler: (req: Request, res: Response, params: Params) => Promise<void>, cached: Pick<Route, 'answerChangesWith'> = {}) =>
+    table.add({ method: 'GET', path, doc, ...cached, handler: withOperation('get', handler) });
+  // The matched policies follow stored data alone; a proxy's live views and dump do not.
+  get('/meshes/{mesh}/dataplanes/{name}/policies', dataplanePoliciesDoc(dataplaneKind), (req, res, params) => dataplanePolicies(ctx, req, res, params), { answerChangesWith: 'any' });
   get('/meshes/{mesh}/dataplanes/{name}/rules', dataplaneRulesDoc(dataplaneKind), (req, res, params) => dataplaneRules(ctx, req, res, params));
   get('/meshes/{mesh}/dataplanes/{name}/xds', configDumpDoc(dataplaneKind), (req, res, params) => dataplaneXds(ctx, req, res, params));
   for (const kind of policyKinds().filter((k) => k.inspectable)) {

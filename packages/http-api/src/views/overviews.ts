@@ -114,10 +114,10 @@ export function addOverviewRoutes(table: RouteTable, ctx: ApiContext): void {
     if (link.entity.scope === 'mesh') lists.push(`/${link.entity.path}/_overview`, `/${link.legacyOverviewPath}`);
     const docs = overviewDocs(link);
     for (const path of lists) {
-      table.add({ method: 'GET', path, doc: docs.list(path), handler: withOperation('list', (req, res, params) => listOverviews(ctx, pages, link, path, req, res, params.mesh)) });
+      table.add({ method: 'GET', path, doc: docs.list(path), answerChangesWith: 'any', handler: withOperation('list', (req, res, params) => listOverviews(ctx, pages, link, path, req, res, params.mesh)) });
     }
     for (const path of [`${list}/{name}/_overview`, `${legacyList}/{name}`]) {
-      table.add({ method: 'GET', path, doc: docs.get, handler: withOperation('get', (req, res, params) => getOverview(ctx, link, req, res, params)) });
+      table.add({ method: 'GET', path, doc: docs.get, answerChangesWith: 'any', handler: withOperation('get', (req, res, params) => getOverview(ctx, link, req, res, params)) });
     }
   }
 }

@@ -32,7 +32,9 @@ describe('a global that requires zone tokens', () => {
     const stranger = await startControlPlane({ env: zoneOf(global, 'zone-2'), waitUntilReady: false });
     started.push(stranger);
     await eventually(() => stranger.output(), (output) => output.includes('a zone token is required'));
-    expect((await fetch(`http://127.0.0.1:${stranger.ports.diagnostics}/ready`)).status).toBe(503);
+    // Its diagnostics server may listen a moment after zone sync was refused: it is not ready, ever.
+    const readiness = () => fetch(`http://127.0.0.1:${stranger.ports.diagnostics}/ready`).then((res) => res.status, () => undefined);
+    expect(await eventually(readiness, (status) => status !== undefined)).toBe(503);
 
     const zone = await startControlPlane({ env: { ...zoneOf(global, 'zone-1'), MESH_MULTIZONE_ZONE_KDS_AUTHN_ZONE_TOKEN_FILE: tokenFile } });
     started.push(zone);

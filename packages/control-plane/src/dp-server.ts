@@ -5,7 +5,7 @@ import type { ProxyConfigService } from '@mesh/proxy-config';
 import type { ResourceManager } from '@mesh/resource-manager';
 import type { ResourceReader } from '@mesh/store';
 import type { TokenService } from '@mesh/tokens';
-import type { AuthnType, DataplaneServer } from '@mesh/xds-server';
+import { type AuthnType, DataplaneServer } from '@mesh/xds-server';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ConfigError, type ControlPlaneConfig } from './config.js';
@@ -53,9 +53,7 @@ export async function startDpServer(deps: DpServerDependencies): Promise<Datapla
     logger.info({ certificate: material.source }, 'data plane server certificate');
   }
   const params = config.bootstrapServer.params;
-  // Imported once the API serves: the server and Envoy's messages are slow to load (docs/architecture.md, Start-up).
-  const xdsServer = await import('@mesh/xds-server');
-  const server = await xdsServer.DataplaneServer.start({
+  const server = await DataplaneServer.start({
     store: deps.store,
     manager: deps.manager,
     proxyConfigs: deps.proxyConfigs,
@@ -92,7 +90,7 @@ export async function startDpServer(deps: DpServerDependencies): Promise<Datapla
     nackBackoffMs: millis(config.xdsServer.nackBackoff, 'xdsServer.nackBackoff'),
     deregistrationDelayMs: millis(config.xdsServer.dataplaneDeregistrationDelay, 'xdsServer.dataplaneDeregistrationDelay'),
     leadership: deps.leadership,
-    metrics: createXdsMetrics(deps.registry, xdsServer.encodingCacheBytes),
+    metrics: createXdsMetrics(deps.registry),
   }).catch((error: NodeJS.ErrnoException) => {
     throw listenError(error, 'dpServer.port', dp.port);
   });

@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import { generate } from 'selfsigned';
 import { ConfigError, type ControlPlaneConfig } from './config.js';
 
 export interface TlsMaterial {
@@ -20,8 +21,6 @@ function localAddresses(): string[] {
 }
 
 async function generateSelfSigned(): Promise<{ cert: string; key: string }> {
-  // Imported here, at first start only: the library is slow to load (docs/architecture.md, Start-up).
-  const { generate } = await import('selfsigned');
   const notAfter = new Date();
   notAfter.setFullYear(notAfter.getFullYear() + 10);
   const pems = await generate([{ name: 'commonName', value: hostname() }], {

@@ -1,6 +1,5 @@
 // The data plane server's figures as /metrics shows them: tallied during a push, handed to
 // prom-client later, none lost or counted twice on the way.
-import { encodingCacheBytes } from '@mesh/xds-server';
 import { Registry, Summary } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createXdsMetrics } from './xds-metrics.js';
@@ -22,7 +21,7 @@ afterEach(() => {
 describe('createXdsMetrics', () => {
   it('shows each event under the reference names', async () => {
     const registry = new Registry();
-    const metrics = createXdsMetrics(registry, encodingCacheBytes);
+    const metrics = createXdsMetrics(registry);
     metrics.streams(1);
     metrics.streams(1);
     metrics.streams(-1);
@@ -50,7 +49,7 @@ describe('createXdsMetrics', () => {
   it('feeds the quantile digests once a push pauses, or after 5 s of events that do not, never mid-push', () => {
     const observe = vi.spyOn(Summary.prototype, 'observe');
     try {
-      const metrics = createXdsMetrics(new Registry(), encodingCacheBytes);
+      const metrics = createXdsMetrics(new Registry());
       // A push: events every few milliseconds, past the 20,000 that wait for a pause.
       for (let i = 0; i < 25_000; i++) {
         metrics.delivery(1);
@@ -80,7 +79,7 @@ describe('createXdsMetrics', () => {
 
   it('loses and repeats no observation of a long push, whether handed over at a pause, at the cap or on a read', async () => {
     const registry = new Registry();
-    const metrics = createXdsMetrics(registry, encodingCacheBytes);
+    const metrics = createXdsMetrics(registry);
     // Past the point where they wait for a pause, with the events still coming: a push in progress.
     for (let i = 0; i < 30_000; i++) {
       metrics.delivery(1);

@@ -2,7 +2,7 @@
 // A push to thousands of proxies counts several events per proxy: they are tallied in plain
 // numbers and handed to prom-client when the registry is read, or once many are waiting and the
 // events pause, so a push pays for no label lookups and quantile digests while it goes.
-import type { XdsMetrics } from '@mesh/xds-server';
+import { encodingCacheBytes, type XdsMetrics } from '@mesh/xds-server';
 import { Counter, Gauge, Summary, type Registry } from 'prom-client';
 
 const percentiles = [0.5, 0.9, 0.99];
@@ -35,8 +35,7 @@ class PendingCounts<L extends string> {
   }
 }
 
-/** `encodingCacheBytes` is the data plane server's, which is imported when it starts (docs/architecture.md, Start-up). */
-export function createXdsMetrics(registry: Registry, encodingCacheBytes: () => number): XdsMetrics {
+export function createXdsMetrics(registry: Registry): XdsMetrics {
   const pendingGenerations = new Map<string, { labels: { proxy_type: string; result: string }; values: number[] }>();
   const pendingDeliveries: number[] = [];
   let pendingObservations = 0;

@@ -70,6 +70,10 @@ function wantsClose(req: IncomingMessage): boolean {
  *   it has the answer; `apiServer.readTimeout` bounds how long that may take.
  */
 export function guardConnections(server: Server): void {
+  // A client may close its sending side once its request is sent: its answer still goes out, then
+  // the connection closes (Node's default ends the connection at once, and an answer that waits
+  // for the store, such as a write grouped with others, docs/architecture.md, is lost).
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // The last request of each connection, and its answer.
   const exchanges = new WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>();
   /** Whether an answer has begun on the connection for a request not done with yet. */

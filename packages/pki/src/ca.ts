@@ -5,7 +5,8 @@ import { readFile } from 'node:fs/promises';
 import { fieldPath, indexPath, invalidResource, isDomainName, secretKind, type Violation } from '@mesh/model';
 import type { ManagerContext, Spec } from '@mesh/resource-manager';
 import type { NewResource, ResourceReader } from '@mesh/store';
-import type * as X509 from '@peculiar/x509';
+import * as x509 from '@peculiar/x509';
+import { generate } from 'selfsigned';
 
 export interface MtlsBackend {
   name?: string;
@@ -62,15 +63,8 @@ export async function loadDataSource(ctx: { store: ResourceReader }, mesh: strin
   return source.inlineString ?? '';
 }
 
-/**
- * The certificate libraries, loaded on first use: importing them is a good part of a control
- * plane's start, which checks and issues no certificate before it serves (docs/architecture.md, Start-up).
- */
-export const x509Library = (): Promise<typeof X509> => import('@peculiar/x509');
-const selfsignedLibrary = () => import('selfsigned');
-
 /** The X509-SVID requirements on a CA certificate. */
-function checkCaCertificate(x509: typeof X509, path: string, certPem: string, out: Violation[]): void {
+function checkCaCertificate(path: string, certPem: string, out: Violation[]): void {
   const cert = new x509.X509Certificate(certPem);
   const constraints = cert.getExtension(x509.BasicConstraintsExtension);
   const usages = cert.getExtension(x509.KeyUsagesExtension)?.usages ?? 0;
@@ -116,7 +110,7 @@ async function checkProvided(ctx: ManagerContext, mesh: string, path: string, co
   }
   const problem = keyPairProblem(certPem, keyPem);
   if (problem) out.push({ field: `${path}.cert`, message: `not a valid TLS key pair: ${problem}` });
-  else checkCaCertificate(await x509Library(), `${path}.cert[0]`, certPem, out);
+  else checkCaCertificate(`${path}.cert[0]`, certPem, out);
 }
 
 /** The checks a mesh's mTLS backends must pass before the mesh is stored. */
@@ -159,7 +153,6 @@ export async function builtinCaSecrets(ctx: ManagerContext, mesh: string, mtls: 
     if (await ctx.store.get({ type: secretKind.name, mesh, name: names.cert })) continue;
     const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 10);
-    const { generate } = await selfsignedLibrary();
     const ca = await generate([{ name: 'organizationName', value: mesh }, { name: 'commonName', value: `${mesh} CA` }], {
       keySize: 2048,
       algorithm: 'sha256',

@@ -28,22 +28,26 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exi
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The environment of the zone binary on a work directory and ports, nothing else inherited. */
+export function zoneEnv(workDir, ports) {
+  return {
+    PATH: process.env.PATH ?? '',
+    MESH_GENERAL_WORK_DIR: workDir,
+    MESH_API_SERVER_HTTP_PORT: String(ports.http),
+    MESH_API_SERVER_HTTPS_PORT: String(ports.https),
+    MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
+    MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
+    // Every instance's data plane server on a free port (several run at once).
+    MESH_DP_SERVER_PORT: '0',
+    MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
+  };
+}
+
 /** The built zone binary on free ports with a fresh work directory and `env`, once it is ready. */
 export async function startZone(env = {}) {
   const ports = { http: await freePort(), https: await freePort(), diagnostics: await freePort() };
   const child = spawn(process.execPath, [ZONE_BINARY], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      MESH_GENERAL_WORK_DIR: mkdtempSync(join(tmpdir(), 'mesh-bench-')),
-      MESH_API_SERVER_HTTP_PORT: String(ports.http),
-      MESH_API_SERVER_HTTPS_PORT: String(ports.https),
-      MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
-      MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
-      // Every instance's data plane server on a free port (several run at once).
-      MESH_DP_SERVER_PORT: '0',
-      MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
-      ...env,
-    },
+    env: { ...zoneEnv(mkdtempSync(join(tmpdir(), 'mesh-bench-')), ports), ...env },
     stdio: 'ignore',
   });
   children.add(child);

@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { children, freePort, sleep } from './common.mjs';
+import { children, freePort, sleep, zoneEnv } from './common.mjs';
 import { dataplane, dataplaneInsightRows, DATAPLANES, dpName, MESH, policy, POLICIES } from './zone-data.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -61,16 +61,7 @@ async function spawnZone(workDir) {
   const spawnedAt = Date.now();
   const started = performance.now();
   const child = spawn(process.execPath, [...flags, ZONE_BINARY], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      MESH_GENERAL_WORK_DIR: workDir,
-      MESH_API_SERVER_HTTP_PORT: String(ports.http),
-      MESH_API_SERVER_HTTPS_PORT: String(ports.https),
-      MESH_DIAGNOSTICS_SERVER_PORT: String(ports.diagnostics),
-      MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
-      MESH_DP_SERVER_PORT: '0',
-      MESH_MONITORING_ASSIGNMENT_SERVER_PORT: '0',
-    },
+    env: zoneEnv(workDir, ports),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

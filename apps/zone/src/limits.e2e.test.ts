@@ -146,7 +146,10 @@ describe('slow and greedy clients', () => {
     expect(refused.headers['retry-after']).toBe('1');
     for (const { socket } of holding) socket.end(body.slice(10));
     await Promise.all(holding.map((c) => c.closed));
-    expect(holding.map((c) => answerOf(c.received()).status).sort()).toEqual([200, 200, 200, 201]);
+    // Each is answered; written together, the ones that lose the race to create the route get 409.
+    const statuses = holding.map((c) => answerOf(c.received()).status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    for (const status of statuses) expect([200, 201, 409]).toContain(status);
     expect((await sendRaw(limited.url, { method: 'GET', path: '/meshes' })).status).toBe(200);
   });
 });

@@ -23,16 +23,6 @@ const names = async (store: SqliteResourceStore, type: string, mesh: string) =>
   (await store.list({ type, mesh, offset: 0, size: 0 })).items.map((r) => r.name);
 
 describe('ResourceManager', () => {
-  it('applies PUTs of one resource asked together one over the other: one creates it, the others update it, the last one asked stays', async () => {
-    const { store, manager } = setup();
-    await put(manager, 'Mesh', '', 'default', {});
-    const route = (destination: string) => ({ sources: ALL, destinations: ALL, conf: { destination: { 'mesh.io/service': destination } } });
-    const results = await Promise.all(['a', 'b', 'c', 'd'].map((destination) => put(manager, 'TrafficRoute', 'default', 'together', route(destination))));
-    expect(results.map((result) => result.created).sort()).toEqual([false, false, false, true]);
-    const stored = await store.get({ type: 'TrafficRoute', mesh: 'default', name: 'together' });
-    expect(JSON.parse(stored!.spec)).toMatchObject({ conf: { destination: { 'mesh.io/service': 'd' } } });
-  });
-
   it('skips the initial policies a mesh names, or all of them with *', async () => {
     const { store, manager } = setup();
     await put(manager, 'Mesh', '', 'some', { skipCreatingInitialPolicies: ['TrafficRoute', 'Retry'] });

@@ -159,25 +159,15 @@ export class ResourceManager {
     if (specViolations.length > 0) throw invalidResource(specViolations);
 
     const key = keyOf(kind, at.mesh, at.name);
-    for (let attempt = 1; ; attempt++) {
-      const current = await this.options.store.get(key);
-      const violations = [...this.metaViolations(kind, key, meta, current === undefined), ...labelViolations(labels)];
-      if (violations.length > 0) throw invalidResource(violations);
-      if (options.caller) requireAccess(options.caller, kind);
+    const current = await this.options.store.get(key);
+    const violations = [...this.metaViolations(kind, key, meta, current === undefined), ...labelViolations(labels)];
+    if (violations.length > 0) throw invalidResource(violations);
+    if (options.caller) requireAccess(options.caller, kind);
 
-      const stored = withoutControlPlaneLabels(labels);
-      try {
-        return await (current
-          ? withTitle(WRITE_TITLES.update, () => this.update(kind, current, spec, stored, options.skipUnchanged ?? false))
-          : withTitle(WRITE_TITLES.create, () => this.create(kind, key, spec, stored)));
-      } catch (error) {
-        // Another write of the resource committed between the read and this write (concurrent
-        // writes share a transaction, docs/architecture.md, Grouped commits): the PUT applies over
-        // it, as it would have had it come a moment later.
-        const raced = error instanceof DomainError && (error.code === 'already_exists' || error.code === 'conflict');
-        if (!raced || attempt === PUT_ATTEMPTS) throw error;
-      }
-    }
+    const stored = withoutControlPlaneLabels(labels);
+    return current
+      ? withTitle(WRITE_TITLES.update, () => this.update(kind, current, spec, stored, options.skipUnchanged ?? false))
+      : withTitle(WRITE_TITLES.create, () => this.create(kind, key, spec, stored));
   }
 
   /** Deletes a resource with its kind's guards and cascades; a proxy's or zone's insight goes along. */
@@ -322,9 +312,6 @@ function withoutControlPlaneLabels(labels: Record<string, string>): Record<strin
 }
 
 /** Errors of the kind's own rules during a create or update carry that operation's title. */
-/** How many times a PUT reads and writes again when concurrent writes of its resource got there first. */
-const PUT_ATTEMPTS = 5;
-
 async function withTitle<T>(title: string, write: () => Promise<T>): Promise<T> {
   try {
     return await write();

@@ -183,13 +183,17 @@ spec:
     const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
     const dataplane = (name: string) => ({ type: 'Dataplane', mesh: 'default', name, networking: { address: '10.0.0.2', inbound: [{ port: 8080, tags: { 'mesh.io/service': 'api' } }] } });
     const rows = watching('get', 'dataplanes', '--watch');
-    const lines = watching('get', 'dataplane', 'api-1', '--watch', '-o', 'json');
+    let lines: ReturnType<typeof watching> | undefined;
     try {
       await rows.until(/web-1/);
       expect(rows.lines()[0]).toMatch(/^MESH\s+NAME\s+TAGS\s+AGE$/);
       expect((await fetch(`${cp.url}/meshes/default/dataplanes/api-1`, { method: 'PUT', headers: admin, body: JSON.stringify(dataplane('api-1')) })).status).toBe(201);
       await rows.until(/api-1/);
       expect(rows.lines().at(-1)).toMatch(/^default\s+api-1\s+mesh\.io\/service=api\s+\d+s$/);
+      // Watching one resource starts with its current state, so the delete below is a live change
+      // only once that state has been printed (the watcher's start is not timed against the writes).
+      lines = watching('get', 'dataplane', 'api-1', '--watch', '-o', 'json');
+      await lines.until(/"put"/);
       expect((await fetch(`${cp.url}/meshes/default/dataplanes/api-1`, { method: 'DELETE', headers: admin })).status).toBe(200);
       await rows.until(/deleted/);
       expect(rows.lines().at(-1)).toMatch(/^default\s+api-1\s+mesh\.io\/service=api\s+deleted$/);
@@ -199,7 +203,7 @@ spec:
       expect(events[0]!.resource).toMatchObject({ type: 'Dataplane', name: 'api-1', networking: { address: '10.0.0.2' } });
     } finally {
       rows.child.kill();
-      lines.child.kill();
+      lines?.child.kill();
     }
   }, 60_000);
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -153,7 +153,8 @@ function walCommits(databasePath: string): number {
 describe('SqliteResourceStore with writes asked together', () => {
   it('commits them in one SQLite transaction, and a write asked alone in its own', async () => {
     const path = tempFile();
-    const store = new SqliteResourceStore({ path });
+    // Checkpoints by the writes themselves: one from the background thread could restart the log between two counts.
+    const store = new SqliteResourceStore({ path, checkpoints: 'inline' });
     await store.create(route('default', 'first'));
     const before = walCommits(path);
     const created = await Promise.all(Array.from({ length: 16 }, (_, i) => store.create(route('default', `r-${i}`))));
@@ -303,4 +304,48 @@ describe('SqliteResourceStore whose file goes away while open', () => {
 describeResourceStore({ describe, it, expect }, 'SqliteResourceStore', (options = {}) => {
   const path = tempFile();
   return Promise.resolve({ store: new SqliteResourceStore({ path, ...options }), reopen: () => Promise.resolve(new SqliteResourceStore({ path })) });
+});
+
+describe('SqliteResourceStore checkpoints', () => {
+  /** The TrafficRoutes the database file holds by itself, without its write-ahead log. */
+  const routesInFileAlone = (path: string): number => {
+    const copy = `${path}-alone`;
+    writeFileSync(copy, readFileSync(path));
+    const db = new Database(copy);
+    try {
+      // The tables themselves may still be in the log only.
+      if (!db.prepare("SELECT name FROM sqlite_master WHERE name = 'resources'").get()) return 0;
+      return (db.prepare("SELECT count(*) AS n FROM resources WHERE type = 'TrafficRoute'").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+  const until = async (condition: () => boolean) => {
+    const deadline = Date.now() + 30_000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error('not reached in 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  it('copies the log back into the file from a thread of their own, and the close removes the log', async () => {
+    const path = tempFile();
+    const store = new SqliteResourceStore({ path });
+    for (let i = 0; i < 20; i++) await store.create(route('default', `r-${i}`));
+    await until(() => routesInFileAlone(path) === 20);
+    await store.close();
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const reopened = new SqliteResourceStore({ path });
+    expect(await reopened.count('TrafficRoute')).toBe(20);
+    await reopened.close();
+  });
+
+  it('are left to the writes themselves when asked: a few writes stay in the log', async () => {
+    const path = tempFile();
+    const store = new SqliteResourceStore({ path, checkpoints: 'inline' });
+    for (let i = 0; i < 20; i++) await store.create(route('default', `r-${i}`));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(routesInFileAlone(path)).toBe(0);
+    await store.close();
+  });
 });

@@ -64,8 +64,6 @@ function freeze(resource: StoredResource): StoredResource {
 
 const keyOf = (key: ResourceKey): ResourceKey => ({ type: key.type, mesh: key.mesh, name: key.name });
 
-const sameKey = (a: ResourceKey, b: ResourceKey): boolean => a.name === b.name && a.type === b.type && a.mesh === b.mesh;
-
 /** Code-unit order of (type, name), the order a mesh's resources are deleted in. */
 const byTypeAndName = (a: ResourceKey, b: ResourceKey): number => (a.type < b.type ? -1 : a.type > b.type ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -289,7 +287,10 @@ export class StoreEngine implements ResourceStore {
     await this.driver.transaction(async (tx) => {
       if (tx.latestRevision) latest = await tx.latestRevision();
       const time = this.now().toISOString();
-      const remembered = (key: ResourceKey) => (written.some(({ change }) => sameKey(change, key)) ? undefined : this.index.get(key));
+      // The keys the group's earlier writes wrote, looked up rather than searched: a group of
+      // thousands of insight writes searched its list once per write.
+      const writtenKeys = new Set<string>();
+      const remembered = (key: ResourceKey) => (writtenKeys.has(ResourceIndex.keyText(key)) ? undefined : this.index.get(key));
       for (const { work } of group) {
         const step: WriteStep = { tx, time, written: [], remembered };
         if (group.length === 1) await work(step);
@@ -303,7 +304,10 @@ export class StoreEngine implements ResourceStore {
           }
         }
         outcomes.push({ written: step.written });
-        written.push(...step.written);
+        for (const write of step.written) {
+          written.push(write);
+          writtenKeys.add(ResourceIndex.keyText(write.change));
+        }
       }
       if (written.length === 0) return;
       const changes = written.map(({ change }, i) => {

@@ -2,8 +2,8 @@
 // the work directory and reused afterwards.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { generate } from 'selfsigned';
 import { ConfigError, type ControlPlaneConfig } from './config.js';
 
 export interface TlsMaterial {
@@ -23,8 +23,6 @@ function localAddresses(): string[] {
 async function generateSelfSigned(): Promise<{ cert: string; key: string }> {
   const notAfter = new Date();
   notAfter.setFullYear(notAfter.getFullYear() + 10);
-  // Loaded only here, at a first start: it takes about a third of a second (docs/architecture.md, Start-up).
-  const { generate } = createRequire(import.meta.url)('selfsigned') as typeof import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: hostname() }], {
     keySize: 2048,
     algorithm: 'sha256',

@@ -5,7 +5,8 @@ import { readFile } from 'node:fs/promises';
 import { fieldPath, indexPath, invalidResource, isDomainName, secretKind, type Violation } from '@mesh/model';
 import type { ManagerContext, Spec } from '@mesh/resource-manager';
 import type { NewResource, ResourceReader } from '@mesh/store';
-import { selfsigned, x509 } from './certificate-libraries.js';
+import * as x509 from '@peculiar/x509';
+import { generate } from 'selfsigned';
 
 export interface MtlsBackend {
   name?: string;
@@ -64,15 +65,14 @@ export async function loadDataSource(ctx: { store: ResourceReader }, mesh: strin
 
 /** The X509-SVID requirements on a CA certificate. */
 function checkCaCertificate(path: string, certPem: string, out: Violation[]): void {
-  const { BasicConstraintsExtension, KeyUsageFlags, KeyUsagesExtension, X509Certificate: ParsedCertificate } = x509();
-  const cert = new ParsedCertificate(certPem);
-  const constraints = cert.getExtension(BasicConstraintsExtension);
-  const usages = cert.getExtension(KeyUsagesExtension)?.usages ?? 0;
+  const cert = new x509.X509Certificate(certPem);
+  const constraints = cert.getExtension(x509.BasicConstraintsExtension);
+  const usages = cert.getExtension(x509.KeyUsagesExtension)?.usages ?? 0;
   if (!constraints?.ca) out.push({ field: path, message: "basic constraint 'CA' must be set to 'true' (see X509-SVID: 4.1. Basic Constraints)" });
-  if (!(usages & KeyUsageFlags.keyCertSign)) {
+  if (!(usages & x509.KeyUsageFlags.keyCertSign)) {
     out.push({ field: path, message: "key usage extension 'keyCertSign' must be set (see X509-SVID: 4.3. Key Usage)" });
   }
-  if (usages & KeyUsageFlags.keyAgreement) {
+  if (usages & x509.KeyUsageFlags.keyAgreement) {
     out.push({ field: path, message: "key usage extension 'keyAgreement' must NOT be set (see X509-SVID: Appendix A. X.509 Field Reference)" });
   }
 }
@@ -153,7 +153,7 @@ export async function builtinCaSecrets(ctx: ManagerContext, mesh: string, mtls: 
     if (await ctx.store.get({ type: secretKind.name, mesh, name: names.cert })) continue;
     const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 10);
-    const ca = await selfsigned().generate([{ name: 'organizationName', value: mesh }, { name: 'commonName', value: `${mesh} CA` }], {
+    const ca = await generate([{ name: 'organizationName', value: mesh }, { name: 'commonName', value: `${mesh} CA` }], {
       keySize: 2048,
       algorithm: 'sha256',
       notAfterDate: notAfter,

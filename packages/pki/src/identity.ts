@@ -3,7 +3,7 @@
 // as `mesh://<tag>/<value>` URIs, which the receiving proxies' RBAC rules match.
 import { createPrivateKey, webcrypto } from 'node:crypto';
 import type { ResourceReader } from '@mesh/store';
-import { x509 as x509Library } from './certificate-libraries.js';
+import * as x509 from '@peculiar/x509';
 import { builtinCaSecretNames, type DataSource, loadDataSource, type MeshMtls, type MtlsBackend } from './ca.js';
 
 /** The CA of a mesh's enabled mTLS backend, as PEM. */
@@ -87,7 +87,6 @@ export async function issueMeshIdentity(
   proxy: { mesh: string; services: readonly string[]; tags: Readonly<Record<string, readonly string[]>> },
   now: Date = new Date(),
 ): Promise<IssuedIdentity> {
-  const x509 = x509Library();
   // The library's types name the DOM's Crypto, which Node's webcrypto is at run time.
   x509.cryptoProvider.set(webcrypto as never);
   let signing = signingKeys.get(ca.privateKeyPem);

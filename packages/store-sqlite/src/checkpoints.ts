@@ -3,7 +3,7 @@
 // default): that request then waits for the copy, and under a stream of writes that was half of
 // every write's time. A worker thread with its own connection copies the log every
 // CHECKPOINT_INTERVAL_MS instead; the writing connection keeps a limit ten times as high, reached
-// only if this thread could not keep up (docs/architecture.md, Storage).
+// only if this thread could not keep up (docs/architecture.md, Store: one engine, two drivers).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 

@@ -230,7 +230,7 @@ class SqliteDriver implements PersistenceDriver {
   loadAtOpen(): PersistedState {
     try {
       // Read by better-sqlite3 itself, columns named as the rows drizzle maps: drizzle's mapping of
-      // every row was a tenth of the zone's start at 10,000 dataplanes (docs/architecture.md, Start-up).
+      // every row took about 0.08 s of a zone's start at 10,000 dataplanes (docs/architecture.md, Start-up).
       const rows = this.sqlite.prepare(READ_ALL_RESOURCES).all() as Row[];
       const latest = this.db.select({ revision: sql<number | null>`max(${changes.revision})` }).from(changes).get();
       const pruned = this.statements.readSetting.get({ key: PRUNED_THROUGH_SETTING });

@@ -69,9 +69,19 @@ function scrapeTargets(bootstrap: BootstrapResponse, admin: { address: string; p
   return targets;
 }
 
+/** A file an option names, or an error naming the option and the file (a control plane that has not yet generated its certificate, a mistyped path). */
+function readOptionFile(option: string, file: string | 0): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw new Error(`could not read ${option} ${file === 0 ? '-' : file}: ${code === 'ENOENT' ? 'no such file' : message}`);
+  }
+}
+
 /** The proxy resource to register, with `--admin-port` put into it; undefined when none is given (it is stored already). */
 function proxyResource(options: RunOptions) {
-  const template = options.dataplaneFile ? readFileSync(options.dataplaneFile === '-' ? 0 : options.dataplaneFile, 'utf8') : (options.dataplane ?? '');
+  const template = options.dataplaneFile ? readOptionFile('--dataplane-file', options.dataplaneFile === '-' ? 0 : options.dataplaneFile) : (options.dataplane ?? '');
   if (!template) return undefined;
   const resource = readResource(renderTemplate(template, parseVars(options.dataplaneVar)), options.proxyType);
   if (options.name || options.mesh) throw new Error('--name and --mesh cannot be specified when a dataplane definition is provided, mesh and name will be read from the dataplane definition');
@@ -89,11 +99,11 @@ export async function run(options: RunOptions): Promise<number> {
   const mesh = resource?.mesh ?? options.mesh ?? '';
   const name = resource?.name ?? options.name ?? '';
   if (!name) throw new Error('name of the proxy is required: pass --dataplane-file (or --dataplane), or --name and --mesh of a stored one');
-  const caCert = options.caCertFile ? readFileSync(options.caCertFile, 'utf8') : '';
+  const caCert = options.caCertFile ? readOptionFile('--ca-cert-file', options.caCertFile) : '';
   if (options.cpAddress.startsWith('https:') && !caCert) {
     log('info', '[WARNING] The data plane proxy cannot verify the identity of the control plane because you are not setting the "--ca-cert-file" argument or setting the MESH_CONTROL_PLANE_CA_CERT_FILE environment variable.');
   }
-  const token = (options.dataplaneToken ?? (options.dataplaneTokenFile ? readFileSync(options.dataplaneTokenFile, 'utf8') : '')).trim();
+  const token = (options.dataplaneToken ?? (options.dataplaneTokenFile ? readOptionFile('--dataplane-token-file', options.dataplaneTokenFile) : '')).trim();
   const binary = findEnvoy(options.binaryPath);
   const envoy = await envoyVersion(binary);
   log('info', 'fetched Envoy version', { version: envoy.version });

@@ -1,6 +1,7 @@
 // The data plane runner as an operator meets it: the zone binary, `mesh-dp` and real Envoy. A
 // refused token shows in mesh-dp's own log, decoded; a refused bootstrap is retried until its
-// cause is gone; a second SIGTERM does not wait out the drain.
+// cause is gone; a file it cannot read is named in its error; a second SIGTERM does not wait out
+// the drain.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -124,6 +125,13 @@ describe.skipIf(!envoy)('mesh-dp with real Envoy and the zone binary', () => {
     await eventually(() => isOnline(open, 'later', 'late-1'), (online) => online, 'the proxy to come online', 90_000);
     runner.child.kill('SIGTERM');
     expect(await runner.exited).toBe(0);
+  });
+
+  it('exits with an error naming the option and the file when a file it is given cannot be read', { timeout: 60_000 }, async () => {
+    const missing = join(tmpdir(), 'mesh-dp-e2e-missing', 'mesh-cp.crt');
+    const runner = await runMeshDp(cp, 'default', 'no-ca-1', await issueToken('default', 'no-ca-1'), ['--ca-cert-file', missing]);
+    expect(await runner.exited).toBe(1);
+    expect(runner.output()).toBe(`Error: could not read --ca-cert-file ${missing}: no such file\n`);
   });
 
   it('stops without waiting out the drain on a second SIGTERM', { timeout: 120_000 }, async () => {

@@ -46,6 +46,11 @@ const STEPS: WalkthroughStep[] = [
   { runs: '-XPUT localhost:5681/meshes/default ', check: printsAsDocumented },
   { runs: 'MESH_MULTIZONE_ZONE_NAME=zone-2', check: startsInBackground() },
   {
+    runs: 'localhost:5780/ready',
+    awaits: () => Promise.all([5780, 5880].map((zone) => converged(() => get(zone, '/ready'), (res) => res.status === 200, `zone on ${zone} to be ready`))),
+    check: printsAsDocumented,
+  },
+  {
     runs: 'localhost:5681/status/zones',
     awaits: () => converged(() => json(5681, '/status/zones'), (zones) => Array.isArray(zones) && zones.filter((zone) => zone.active).length === 2, 'both zones to connect'),
     // The zones announce their API on this machine's name.

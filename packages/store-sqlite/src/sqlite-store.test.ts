@@ -153,7 +153,7 @@ function walCommits(databasePath: string): number {
 describe('SqliteResourceStore with writes asked together', () => {
   it('commits them in one SQLite transaction, and a write asked alone in its own', async () => {
     const path = tempFile();
-    // Checkpoints by the writes themselves (a background thread could restart the log between two counts).
+    // Checkpoints by the writes themselves: one from the background thread could restart the log between two counts.
     const store = new SqliteResourceStore({ path, checkpoints: 'inline' });
     await store.create(route('default', 'first'));
     const before = walCommits(path);
@@ -330,7 +330,7 @@ describe('SqliteResourceStore checkpoints', () => {
 
   it('copies the log back into the file from a thread of their own, and the close removes the log', async () => {
     const path = tempFile();
-    const store = new SqliteResourceStore({ path, checkpoints: 'background' });
+    const store = new SqliteResourceStore({ path });
     for (let i = 0; i < 20; i++) await store.create(route('default', `r-${i}`));
     await until(() => routesInFileAlone(path) === 20);
     await store.close();
@@ -340,7 +340,7 @@ describe('SqliteResourceStore checkpoints', () => {
     await reopened.close();
   });
 
-  it('are left to the writes themselves otherwise: a few writes stay in the log', async () => {
+  it('are left to the writes themselves when asked: a few writes stay in the log', async () => {
     const path = tempFile();
     const store = new SqliteResourceStore({ path, checkpoints: 'inline' });
     for (let i = 0; i < 20; i++) await store.create(route('default', `r-${i}`));

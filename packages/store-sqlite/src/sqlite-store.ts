@@ -39,8 +39,8 @@ export interface SqliteStoreOptions {
    */
   onFileLost?: (what: string) => void;
   /**
-   * Where the write-ahead log is copied back into the database file: `inline` (the default), by the
-   * write whose commit fills it (SQLite's own way), or `background`, by a thread of the store's own.
+   * Where the write-ahead log is copied back into the database file: `background`, a thread of the
+   * store's own (the default for a file), or `inline`, by the write whose commit fills it (SQLite's own way).
    */
   checkpoints?: 'background' | 'inline';
 }
@@ -108,7 +108,7 @@ class SqliteDriver implements PersistenceDriver {
       this.sqlite.pragma('synchronous = NORMAL');
       this.sqlite.pragma('busy_timeout = 5000');
       this.sqlite.pragma('foreign_keys = ON');
-      if (!this.sqlite.memory && options.checkpoints === 'background') {
+      if (!this.sqlite.memory && options.checkpoints !== 'inline') {
         this.sqlite.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
         this.checkpoints = new BackgroundCheckpoints(options.path);
       }

@@ -75,7 +75,7 @@ function readOptionFile(option: string, file: string | 0): string {
     return readFileSync(file, 'utf8');
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
-    throw new Error(`could not read ${option} ${file === 0 ? '-' : file}: ${code === 'ENOENT' ? 'no such file' : message}`);
+    throw new Error(`could not read ${option} ${file === 0 ? '-' : file}: ${code === 'ENOENT' ? 'no such file' : message}`, { cause: error });
   }
 }
 

@@ -109,6 +109,7 @@ export class InsightAggregator {
   private readonly meshInsights = new WeakMap<MeshInsightSpec, MeshInsight>();
   private readonly serviceInsights = new WeakMap<ServiceStat, ServiceInsight>();
   private sortedMeshes: string[] | undefined;
+  private readonly parsedDataplanes = new WeakMap<StoredResource, StoredDataplane>();
   /** Changes are applied one at a time, in the order the store announced them. */
   private queue: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
@@ -251,7 +252,7 @@ export class InsightAggregator {
     // the tally is seen once complete, and changes meanwhile queue behind the load.
     let sliceEnd = performance.now() + SLICE_MS;
     for (const dataplane of dataplanes.items) {
-      tally.setDataplane(dataplane.name, dataplaneContribution(parseSpec<StoredDataplane>(dataplane), insightByName.get(dataplane.name)), time);
+      tally.setDataplane(dataplane.name, dataplaneContribution(this.dataplaneSpec(dataplane), insightByName.get(dataplane.name)), time);
       if (performance.now() < sliceEnd) continue;
       await new Promise<void>((resolve) => setImmediate(resolve));
       sliceEnd = performance.now() + SLICE_MS;
@@ -259,6 +260,13 @@ export class InsightAggregator {
     for (const service of externalServices.items) tally.setExternalService(service.name, externalServiceEntry(parseSpec(service)), time);
     this.meshes.set(mesh, tally);
     this.sortedMeshes = undefined;
+  }
+
+  /** A stored dataplane's spec, parsed once while the store keeps the same (immutable) resource: its insight changes far more often. */
+  private dataplaneSpec(stored: StoredResource): StoredDataplane {
+    let spec = this.parsedDataplanes.get(stored);
+    if (!spec) this.parsedDataplanes.set(stored, (spec = parseSpec<StoredDataplane>(stored)));
+    return spec;
   }
 
   private async applyAndReport(change: ResourceChange): Promise<void> {
@@ -313,7 +321,7 @@ export class InsightAggregator {
         this.store.get({ type: dataplaneKind.name, mesh, name }),
         this.store.get({ type: dataplaneInsightKind.name, mesh, name }),
       ]);
-      const contribution = dataplane && dataplaneContribution(parseSpec(dataplane), insight && parseSpec(insight));
+      const contribution = dataplane && dataplaneContribution(this.dataplaneSpec(dataplane), insight && parseSpec(insight));
       tally.setDataplane(name, contribution, time);
     } else if (type === externalServiceKind.name) {
       const service = await this.store.get({ type, mesh, name });

@@ -176,6 +176,8 @@ export class MeshTally {
   /** Replaces a dataplane's contribution (undefined: the dataplane is gone). */
   setDataplane(name: string, next: DataplaneContribution | undefined, time: string): void {
     const previous = this.contributions.get(name);
+    // Most changes are of a proxy's insight whose counters alone moved: nothing to count again.
+    if (previous && next && sameContribution(previous, next)) return;
     if (previous) this.apply(previous, -1);
     if (next) {
       this.apply(next, 1);
@@ -361,6 +363,19 @@ export class MeshTally {
 }
 
 /** What of a contribution shows in ServiceInsights: online or not, the issued backend, the services. */
+const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item, at) => item === b[at]);
+
+/** Whether two contributions add the same figures. */
+function sameContribution(a: DataplaneContribution, b: DataplaneContribution): boolean {
+  if (a.status !== b.status || a.proxyType !== b.proxyType || a.meshDpVersion !== b.meshDpVersion || a.envoyVersion !== b.envoyVersion) return false;
+  if (a.mtls === undefined || b.mtls === undefined) {
+    if (a.mtls !== b.mtls) return false;
+  } else if (a.mtls.issuedBackend !== b.mtls.issuedBackend || !sameList(a.mtls.supportedBackends, b.mtls.supportedBackends)) {
+    return false;
+  }
+  return a.services.length === b.services.length && a.services.every((service, at) => service.name === b.services[at]!.name && service.type === b.services[at]!.type);
+}
+
 const serviceFacts = (c: DataplaneContribution | undefined): string =>
   c ? JSON.stringify([c.status === 'online', c.mtls?.issuedBackend ?? '', c.services]) : '';
 

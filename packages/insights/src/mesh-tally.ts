@@ -362,7 +362,6 @@ export class MeshTally {
   }
 }
 
-/** What of a contribution shows in ServiceInsights: online or not, the issued backend, the services. */
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item, at) => item === b[at]);
 
 /** Whether two contributions add the same figures. */
@@ -376,6 +375,7 @@ function sameContribution(a: DataplaneContribution, b: DataplaneContribution): b
   return a.services.length === b.services.length && a.services.every((service, at) => service.name === b.services[at]!.name && service.type === b.services[at]!.type);
 }
 
+/** What of a contribution shows in ServiceInsights: online or not, the issued backend, the services. */
 const serviceFacts = (c: DataplaneContribution | undefined): string =>
   c ? JSON.stringify([c.status === 'online', c.mtls?.issuedBackend ?? '', c.services]) : '';
 

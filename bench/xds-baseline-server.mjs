@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { forEachLengthDelimited } from './proto-fields.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const grpc = createRequire(join(root, 'apps', 'zone', 'package.json'))('@grpc/grpc-js');
@@ -19,31 +20,11 @@ const responses = new Map(Object.entries(JSON.parse(readFileSync(process.argv[2]
 /** type_url (4), response_nonce (5) and resource_names (3) of a DiscoveryRequest. */
 function readRequest(buffer) {
   const out = { typeUrl: '', nonce: '', names: [] };
-  let at = 0;
-  const readVarint = () => {
-    let value = 0;
-    let shift = 0;
-    for (;;) {
-      const byte = buffer[at++];
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) return value;
-      shift += 7;
-    }
-  };
-  while (at < buffer.length) {
-    const key = readVarint();
-    const wire = key & 7;
-    if (wire === 2) {
-      const length = readVarint();
-      const value = buffer.subarray(at, at + length).toString('utf8');
-      at += length;
-      if (key >>> 3 === 4) out.typeUrl = value;
-      else if (key >>> 3 === 5) out.nonce = value;
-      else if (key >>> 3 === 3) out.names.push(value);
-    } else if (wire === 0) readVarint();
-    else if (wire === 1) at += 8;
-    else if (wire === 5) at += 4;
-  }
+  forEachLengthDelimited(buffer, (number, value) => {
+    if (number === 4) out.typeUrl = value.toString('utf8');
+    else if (number === 5) out.nonce = value.toString('utf8');
+    else if (number === 3) out.names.push(value.toString('utf8'));
+  });
   return out;
 }
 

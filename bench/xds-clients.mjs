@@ -12,6 +12,7 @@
 // At 10,000 proxies the bench runs several of these processes, each with its own range of proxies.
 import { connect, constants } from 'node:http2';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { forEachLengthDelimited } from './proto-fields.mjs';
 
 const ADS = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 /**
@@ -121,33 +122,12 @@ class AdsCall {
 /** The fields of a DiscoveryResponse a proxy acts on: version_info 1, resources 2 (counted), type_url 4, nonce 5. */
 export function decodeResponse(buffer) {
   const out = { versionInfo: '', typeUrl: '', nonce: '', resources: 0 };
-  let at = 0;
-  const readVarint = () => {
-    let value = 0;
-    let shift = 0;
-    for (;;) {
-      const byte = buffer[at++];
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) return value;
-      shift += 7;
-    }
-  };
-  while (at < buffer.length) {
-    const key = readVarint();
-    const wire = key & 7;
-    const number = key >>> 3;
-    if (wire === 2) {
-      const length = readVarint();
-      const value = buffer.subarray(at, at + length);
-      at += length;
-      if (number === 1) out.versionInfo = value.toString('utf8');
-      else if (number === 2) out.resources++;
-      else if (number === 4) out.typeUrl = value.toString('utf8');
-      else if (number === 5) out.nonce = value.toString('utf8');
-    } else if (wire === 0) readVarint();
-    else if (wire === 1) at += 8;
-    else if (wire === 5) at += 4;
-  }
+  forEachLengthDelimited(buffer, (number, value) => {
+    if (number === 1) out.versionInfo = value.toString('utf8');
+    else if (number === 2) out.resources++;
+    else if (number === 4) out.typeUrl = value.toString('utf8');
+    else if (number === 5) out.nonce = value.toString('utf8');
+  });
   return out;
 }
 

@@ -37,6 +37,12 @@ async function inARow(count: number, request: () => Promise<{ status: number }>)
   for (let i = 0; i < count; i++) statuses.push((await request()).status);
   return statuses;
 }
+/** Listeners and filter chains an Envoy (by its documented admin port) is draining: connections taken in under an earlier configuration. */
+async function drainingOn(documentedAdminPort: number): Promise<number> {
+  const { text } = await get(documentedAdminPort, `/stats?filter=${encodeURIComponent('^listener_manager\\.total_(filter_chains|listeners)_draining$')}`);
+  const counts = [...text.matchAll(/: (\d+)$/gm)].map((match) => Number(match[1]));
+  return counts.length === 2 ? counts[0]! + counts[1]! : Number.NaN;
+}
 /** Envoy's counter lines with any count of one or more: how many connections a proxy took varies. */
 const counted = (text: string) => text.replace(/^(\S+: )[1-9]\d*$/gm, '$1N');
 
@@ -103,9 +109,15 @@ const STEPS: WalkthroughStep[] = [
   },
   {
     runs: 'rbac.denied',
-    // Connections web's proxy opened before the permission changed are served until they close
-    // (Envoy drains them), so a refusal shows once five requests in a row are refused.
-    awaits: () => converged(() => inARow(5, webToBackend), (statuses) => statuses.every((status) => status === 503), "backend's proxy to refuse web"),
+    // Connections web's proxy opened before the permission changed are served until backend's
+    // proxy has drained the filter chains that took them in, which may outlast requests refused
+    // on new connections: the refusal shows once none is draining and five requests in a row are refused.
+    awaits: () =>
+      converged(
+        async () => ({ draining: await drainingOn(9901), statuses: await inARow(5, webToBackend) }),
+        ({ draining, statuses }) => draining === 0 && statuses.every((status) => status === 503),
+        "backend's proxy to have drained its old connections and to refuse web",
+      ),
     check: (output, documented) => expect(counted(output)).toBe(counted(documented)),
   },
   { runs: '-XDELETE localhost:5681/meshes/default/meshtrafficpermissions/backend-from-web', check: printsAsDocumented },

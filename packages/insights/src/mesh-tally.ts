@@ -177,7 +177,7 @@ export class MeshTally {
   setDataplane(name: string, next: DataplaneContribution | undefined, time: string): void {
     const previous = this.contributions.get(name);
     // Most changes are of a proxy's insight whose counters alone moved: nothing to count again.
-    if (previous && next && sameContribution(previous, next)) return;
+    if (previous === undefined ? next === undefined : next !== undefined && sameContribution(previous, next)) return;
     if (previous) this.apply(previous, -1);
     if (next) {
       this.apply(next, 1);
@@ -185,7 +185,7 @@ export class MeshTally {
     } else {
       this.contributions.delete(name);
     }
-    if (JSON.stringify(previous) !== JSON.stringify(next)) this.meshChanged(time);
+    this.meshChanged(time);
     if (serviceFacts(previous) !== serviceFacts(next)) this.servicesChanged(time);
   }
 

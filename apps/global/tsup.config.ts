@@ -1,1 +1,1 @@
-export { binaryConfig as default } from '../../tsup.base.js';
+export { controlPlaneBinaryConfig as default } from '../../tsup.base.js';

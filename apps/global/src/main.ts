@@ -1,3 +1,3 @@
 import { launchBinary } from '@mesh/control-plane/launch';
 
-await launchBinary('mesh-global');
+await launchBinary('mesh-global', new URL('./control-plane.cjs', import.meta.url));

@@ -1,3 +1,3 @@
 import { launchBinary } from '@mesh/control-plane/launch';
 
-await launchBinary('mesh-zone');
+await launchBinary('mesh-zone', new URL('./control-plane.cjs', import.meta.url));

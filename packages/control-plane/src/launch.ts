@@ -1,6 +1,7 @@
 // The binaries' first module: it chooses the engine settings a binary needs before the control
 // plane's modules are loaded, since the engine sizes a heap only when it creates it.
 import { Worker } from 'node:worker_threads';
+import { runBundledBinary } from './bundle.js';
 import { outliveOutputReaders } from './output-readers.js';
 import type { Binary } from './main.js';
 
@@ -37,20 +38,20 @@ export interface EngineSettings {
  * engine's default and the operator chose none, the control plane runs in a worker thread created
  * with it (its `resourceLimits`): one process, so its pid, signals, resident memory and CPU time are
  * the control plane's; this thread only forwards SIGTERM and SIGINT to it and exits with its code.
- * Otherwise the control plane runs on this thread, as the operator's flags set it.
+ * Otherwise the control plane runs on this thread, as the operator's flags set it. Either way it
+ * runs from `bundle`, the binary's bundle of this package (bundle.ts).
  */
-export async function launchBinary(binary: Binary): Promise<void> {
+export async function launchBinary(binary: Binary, bundle: URL): Promise<void> {
   const operatorMb = operatorSemiSpaceMb();
   const binaryMb = SEMI_SPACE_MB[binary];
   if (operatorMb !== undefined || binaryMb === undefined) {
-    const { runBinary } = await import('./main.js');
-    await runBinary(binary, process.argv, operatorMb === undefined ? { semiSpaceMb: undefined, chosenBy: 'engine' } : { semiSpaceMb: operatorMb, chosenBy: 'operator' });
+    await runBundledBinary(bundle, binary, process.argv, operatorMb === undefined ? { semiSpaceMb: undefined, chosenBy: 'engine' } : { semiSpaceMb: operatorMb, chosenBy: 'operator' });
     return;
   }
   outliveOutputReaders();
   const engine: EngineSettings = { semiSpaceMb: binaryMb, chosenBy: 'binary' };
   const controlPlane = new Worker(new URL('./binary-thread.js', import.meta.url), {
-    workerData: { binary, argv: process.argv, engine },
+    workerData: { bundle: bundle.href, binary, argv: process.argv, engine },
     resourceLimits: { maxYoungGenerationSizeMb: binaryMb * YOUNG_GENERATION_IN_SEMI_SPACES },
   });
   const forward = (signal: NodeJS.Signals) => controlPlane.postMessage({ signal });

@@ -56,11 +56,11 @@ const BUNDLE_PRELUDE = [
 export const binaryConfig = defineConfig({ ...common, entry: ['src/main.ts'], banner: { js: '#!/usr/bin/env node' } });
 
 /**
- * A control plane's binary is its launcher (`src/main.ts`, `dist/main.js`) and the control plane it runs
- * (`src/control-plane.ts`) bundled with every dependency into `dist/control-plane.cjs`
- * (docs/architecture.md, Start-up): Node then reads one
- * file at start instead of resolving some 300 modules, and the launcher compiles it with the
- * engine's code cache (@mesh/control-plane, bundle.ts), which Node 20 keeps only for scripts.
+ * A control plane's binary is its launcher (`src/main.ts`, `dist/main.js`) and the control plane it
+ * runs (`src/control-plane.ts`) bundled with every dependency into `dist/control-plane.cjs`
+ * (docs/architecture.md, Start-up): Node then reads one file at start instead of resolving some 300
+ * modules. The bundle is CommonJS because the launcher compiles it as a script, with the engine's
+ * code cache (@mesh/control-plane, bundle.ts): Node 20 keeps no compiled code for modules.
  */
 export const controlPlaneBinaryConfig = defineConfig({
   ...binaryConfig,

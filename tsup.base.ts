@@ -1,4 +1,5 @@
 // Build settings shared by every package (libraries) and app (binaries).
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, relative, resolve } from 'node:path';
@@ -80,5 +81,8 @@ export const controlPlaneBinaryConfig = defineConfig({
       esbuildPlugins: [keepModuleLocations(outDir)],
       outDir,
     });
+    // The binary's `version` loads the bundle as every start does, so the build leaves its code
+    // cache written and the first start reads it too; a build whose bundle cannot load fails here.
+    execFileSync(process.execPath, [resolve(outDir, 'main.js'), 'version'], { stdio: 'ignore' });
   },
 });

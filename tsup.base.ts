@@ -82,7 +82,8 @@ export const controlPlaneBinaryConfig = defineConfig({
       outDir,
     });
     // The binary's `version` loads the bundle as every start does, so the build leaves its code
-    // cache written and the first start reads it too; a build whose bundle cannot load fails here.
-    execFileSync(process.execPath, [resolve(outDir, 'main.js'), 'version'], { stdio: 'ignore' });
+    // cache written and the first start reads it too; a build whose bundle cannot load fails here,
+    // with the binary's error.
+    execFileSync(process.execPath, [resolve(outDir, 'main.js'), 'version'], { stdio: ['ignore', 'ignore', 'pipe'] });
   },
 });

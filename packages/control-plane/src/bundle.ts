@@ -9,7 +9,7 @@ import { Script } from 'node:vm';
 import type { Binary, runBinary } from './main.js';
 import type { EngineSettings } from './launch.js';
 
-/** What a binary's bundle exports: this package's index. */
+/** What a binary's bundle exports (the binary's `src/control-plane.ts`). */
 interface BinaryBundle {
   runBinary: typeof runBinary;
 }
@@ -35,7 +35,7 @@ export function loadBundle(file: string): BinaryBundle {
     const cache = readFileSync(cacheFile);
     if (digest.equals(cache.subarray(0, DIGEST_BYTES))) cachedData = cache.subarray(DIGEST_BYTES);
   } catch {
-    cachedData = undefined;
+    // None kept yet: this load writes it.
   }
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source.toString('utf8')}\n})`, { filename: file, ...(cachedData ? { cachedData } : {}) });
   const module = { exports: {} as BinaryBundle };

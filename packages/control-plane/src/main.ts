@@ -71,8 +71,8 @@ function banner(binary: Binary, config: ControlPlaneConfig, running: RunningCont
   return `${lines.join('\n')}\n`;
 }
 
-/** JSON lines are written once this many bytes are waiting, or after LOG_FLUSH_MS. */
-const LOG_BATCH_BYTES = 4096;
+/** JSON lines are written once this many characters are waiting (a few hundred requests' lines), or after LOG_FLUSH_MS. */
+const LOG_BATCH_CHARS = 64 * 1024;
 const LOG_FLUSH_MS = 100;
 
 /**
@@ -80,7 +80,8 @@ const LOG_FLUSH_MS = 100;
  * development dependency) when it is installed, written synchronously, one line an entry (its
  * fields as JSON after the message). JSON lines are written in batches, at most LOG_FLUSH_MS after
  * they are logged: one write per line (each API request logs one) handed every line to a worker
- * thread and woke it, about a tenth of a sequential write request's cost. What is waiting is
+ * thread and woke it, about a tenth of a sequential write request's cost, and batches of 4 KB
+ * still cost a kept answer a tenth of its CPU (docs/architecture.md, Request path). What is waiting is
  * written when the process exits, so nothing is lost when it exits at once (a bad configuration, a
  * second signal).
  */
@@ -98,17 +99,30 @@ function createLogger(binary: Binary, level: string): Logger {
 }
 
 /**
- * Batched JSON lines on standard output. When nothing reads it any more (the reader exited: EPIPE),
- * lines are dropped and the control plane goes on serving; the write at exit gives up rather than
+ * Batched JSON lines on standard output. The lines of a batch wait here and go to the stream joined:
+ * the stream measures the bytes of what it holds at every write, which made each line cost as much
+ * as the batch was long. When nothing reads the output any more (the reader exited: EPIPE), lines
+ * are dropped and the control plane goes on serving; the write at exit gives up rather than
  * retrying, so a stop never hangs on output nobody reads.
  */
 function jsonLinesDestination(): DestinationStream {
-  const output = new sonicBoom.SonicBoom({ fd: 1, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
+  const output = new sonicBoom.SonicBoom({ fd: 1, maxWrite: 2 * LOG_BATCH_CHARS });
   let readerGone = false;
+  let waiting: string[] = [];
+  let waitingChars = 0;
+  const flush = () => {
+    if (waiting.length === 0) return;
+    const batch = waiting.join('');
+    waiting = [];
+    waitingChars = 0;
+    if (!readerGone) output.write(batch);
+  };
+  setInterval(flush, LOG_FLUSH_MS).unref();
   output.on('error', () => {
     readerGone = true;
   });
   process.on('exit', () => {
+    flush();
     if (readerGone) return;
     try {
       output.flushSync();
@@ -118,7 +132,10 @@ function jsonLinesDestination(): DestinationStream {
   });
   return {
     write: (line: string) => {
-      if (!readerGone) output.write(line);
+      if (readerGone) return;
+      waiting.push(line);
+      waitingChars += line.length;
+      if (waitingChars >= LOG_BATCH_CHARS) flush();
     },
   };
 }

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { ResourceReader } from '@mesh/store';
-import type { Route } from './route-table.js';
+import type { Route, RouteMatch } from './route-table.js';
 
 const MAX_ANSWERS = 512;
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -19,9 +19,13 @@ interface RawHeaderNames {
   getRawHeaderNames(): string[];
 }
 
-interface KeptAnswer {
-  /** What `stampOf` gave for the route's sources when the answer was made. */
+export interface KeptAnswer {
+  /** What the route's answer is made of. */
+  sources: Sources;
+  /** What `stampOf` gave for the sources when the answer was made. */
   stamp: number;
+  /** The route its URL matched: a later request of the URL needs no match of its own. */
+  match: RouteMatch;
   /** The headers its handler set, as set (name's case, order). */
   headers: ReadonlyArray<readonly [string, number | string | readonly string[]]>;
   body: Buffer;
@@ -42,14 +46,17 @@ export class AnswerCache {
     });
   }
 
-  /** Sends the kept answer of the request, if there is one still current; false otherwise. */
-  send(req: IncomingMessage, res: ServerResponse, sources: Sources): boolean {
+  /** The kept answer of the request's URL, if there is one still current. */
+  find(req: IncomingMessage): KeptAnswer | undefined {
     const answer = this.answers.get(keyOf(req));
-    if (answer === undefined || answer.stamp !== this.stampOf(sources)) return false;
+    return answer !== undefined && answer.stamp === this.stampOf(answer.sources) ? answer : undefined;
+  }
+
+  /** Sends a kept answer. */
+  send(res: ServerResponse, answer: KeptAnswer): void {
     // Sent once the request has been read to its end, as a handler's answer is: an answer sent
     // before would keep open a connection the client asked to close (limits.ts, guardConnections).
     process.nextTick(sendAnswer, res, answer);
-    return true;
   }
 
   /**
@@ -57,7 +64,7 @@ export class AnswerCache {
    * set, when it answers 200 and nothing the route depends on was written meanwhile (a write
    * during the handler may or may not be in its answer: it is sent, not kept).
    */
-  record(req: IncomingMessage, res: ServerResponse, sources: Sources): void {
+  record(req: IncomingMessage, res: ServerResponse, sources: Sources, match: RouteMatch): void {
     const stamp = this.stampOf(sources);
     const setBefore = new Set(res.getHeaderNames());
     const chunks: Buffer[] = [];
@@ -82,7 +89,7 @@ export class AnswerCache {
           .getRawHeaderNames()
           .filter((name) => !setBefore.has(name.toLowerCase()))
           .map((name) => [name, res.getHeader(name)!] as const);
-        this.keep(keyOf(req), { stamp, headers, body: Buffer.concat(chunks) });
+        this.keep(keyOf(req), { sources, stamp, match, headers, body: Buffer.concat(chunks) });
       }
       return Reflect.apply(end, undefined, args) as ServerResponse;
     }) as typeof res.end;

@@ -106,7 +106,7 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
       return;
     }
     if (ctx.zoneAdmin && (await forwardToZone(ctx, match, req, res))) return;
-    if (route.answerChangesWith && req.method === 'GET') answers.record(req, res, route.answerChangesWith);
+    if (route.answerChangesWith && req.method === 'GET') answers.record(req, res, route.answerChangesWith, match);
     await route.handler(req, res, match.params);
   };
 
@@ -126,22 +126,26 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
 
   /** The whole request path in one function: log, limit, metrics, CORS, routing. */
   const answer = (req: Request, res: Response): void => {
-    requestLogger?.(req, res);
+    const logged = requestLogger?.(req, res);
+    // A kept answer's URL is an API route's, matched when the answer was made.
+    const kept = req.method === 'GET' ? answers.find(req) : undefined;
     // The GUI's files and pages are no API route: no CORS, no caller, no route metrics.
-    if (gui?.owns(req.path)) {
+    if (!kept && gui?.owns(req.path)) {
+      if (logged) res.once('close', logged);
       gui.serve(req, res);
       return;
     }
-    const match = table.match(req.path);
+    const match = kept?.match ?? table.match(req.path);
+    // One listener for the log and the metrics: each listener of a response is a cost of every kept answer.
+    const started = observeRequest ? process.hrtime.bigint() : 0n;
+    res.once('close', () => {
+      // Unknown paths are one route, so scanners cannot grow the metrics without bound.
+      if (observeRequest && res.writableFinished) observeRequest({ route: match?.template ?? 'unknown', method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
+      logged?.();
+    });
     // A stream of changes stays open while it waits for changes: it holds no slot of the requests in flight.
     const streamRoute = req.method === 'GET' ? match?.routes.get('GET') : undefined;
     if (!(streamRoute && mediaTypeOf(streamRoute.doc) === 'text/event-stream') && !admit(res)) return;
-    if (observeRequest) {
-      const started = process.hrtime.bigint();
-      // Unknown paths are one route, so scanners cannot grow the metrics without bound.
-      const route = match?.template ?? 'unknown';
-      res.on('finish', () => observeRequest({ route, method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - started) / 1e9 }));
-    }
     if (applyCors(req, res, ctx.corsAllowedDomains, match?.allow)) return;
     if (!match) {
       sendError(res, 404, 'Not Found', 'Page Not Found');
@@ -159,7 +163,10 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
     }
     // A kept answer is the same for every caller known without a token check (a token is checked,
     // and refused with a 401 when it does not verify, on the way to the handler).
-    if (route.answerChangesWith && req.method === 'GET' && knownCaller(req, ctx.access, pageOrigins) && answers.send(req, res, route.answerChangesWith)) return;
+    if (kept && knownCaller(req, ctx.access, pageOrigins)) {
+      answers.send(res, kept);
+      return;
+    }
     serve(req, res, match, route).catch((error: unknown) => failed(error, res));
   };
 

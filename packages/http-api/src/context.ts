@@ -24,7 +24,7 @@ export interface Logger {
   error(details: object, message: string): void;
 }
 
-/** Told of every answered request, by route template (`/meshes/{mesh}/dataplanes`), for metrics. */
+/** Told of every request whose answer was sent, by route template (`/meshes/{mesh}/dataplanes`), for metrics. */
 export type RequestObserver = (request: { route: string; method: string; status: number; seconds: number }) => void;
 
 /** A proxy by its resource: a Dataplane of a mesh, a ZoneIngress or a ZoneEgress (mesh ''). */
@@ -72,6 +72,9 @@ export interface ApiContext {
   changeStream?: Partial<ChangeStreamOptions>;
   /** The web GUI served beside the API (docs/gui.md); absent where none is (tests). */
   gui?: GuiOptions;
-  /** Called first for every request (the request log); it may set headers and listen for the answer. */
-  requestLogger?: (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * Called first for every request (the request log); it may set headers, and what it returns is
+   * called once the answer is done (sent, or its connection gone first).
+   */
+  requestLogger?: (req: IncomingMessage, res: ServerResponse) => (() => void) | void;
 }

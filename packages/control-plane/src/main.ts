@@ -1,4 +1,5 @@
 // The command line of both binaries: parse flags, load configuration, run until a signal.
+import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isatty } from 'node:tty';
 import { setFlagsFromString } from 'node:v8';
@@ -110,22 +111,26 @@ function jsonLinesDestination(): DestinationStream {
   let readerGone = false;
   let waiting: string[] = [];
   let waitingChars = 0;
-  const flush = () => {
-    if (waiting.length === 0) return;
+  const take = () => {
     const batch = waiting.join('');
     waiting = [];
     waitingChars = 0;
-    if (!readerGone) output.write(batch);
+    return batch;
+  };
+  const flush = () => {
+    if (waiting.length > 0 && !readerGone) output.write(take());
   };
   setInterval(flush, LOG_FLUSH_MS).unref();
   output.on('error', () => {
     readerGone = true;
   });
   process.on('exit', () => {
-    flush();
     if (readerGone) return;
     try {
+      // What the stream holds, then the lines waiting here, each written at once: a write handed
+      // to the stream now would start in the background and might not end before the process.
       output.flushSync();
+      if (waiting.length > 0) writeSync(1, take());
     } catch {
       // Nobody reads what is left.
     }

@@ -137,12 +137,14 @@ export function createApiApp(ctx: ApiContext, extendRoutes?: (table: RouteTable)
     }
     const match = kept?.match ?? table.match(req.path);
     // One listener for the log and the metrics: each listener of a response is a cost of every kept answer.
-    const started = observeRequest ? process.hrtime.bigint() : 0n;
-    res.once('close', () => {
-      // Unknown paths are one route, so scanners cannot grow the metrics without bound.
-      if (observeRequest && res.writableFinished) observeRequest({ route: match?.template ?? 'unknown', method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
-      logged?.();
-    });
+    if (observeRequest || logged) {
+      const started = observeRequest ? process.hrtime.bigint() : 0n;
+      res.once('close', () => {
+        // Unknown paths are one route, so scanners cannot grow the metrics without bound.
+        if (observeRequest && res.writableFinished) observeRequest({ route: match?.template ?? 'unknown', method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
+        logged?.();
+      });
+    }
     // A stream of changes stays open while it waits for changes: it holds no slot of the requests in flight.
     const streamRoute = req.method === 'GET' ? match?.routes.get('GET') : undefined;
     if (!(streamRoute && mediaTypeOf(streamRoute.doc) === 'text/event-stream') && !admit(res)) return;

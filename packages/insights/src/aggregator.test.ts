@@ -358,6 +358,16 @@ describe('InsightAggregator', () => {
   });
 });
 
+describe('when changes are applied', () => {
+  it('after the writes that made them have answered, all of one turn together, and before any read that waits', async () => {
+    await Promise.all(['web-1', 'web-2', 'web-3'].map((name) => put('Dataplane', 'mesh-1', name, sidecar(inbound('web')))));
+    // A write does not wait for the figures it moves (docs/insights.md, Freshness).
+    expect(aggregator.meshInsight('mesh-1')?.spec.dataplanes.total ?? 0).toBe(0);
+    expect(await serviceStat('web')).toMatchObject({ dataplanes: { total: 3 } });
+    expect((await meshInsight())?.spec.dataplanes.total).toBe(3);
+  });
+});
+
 describe('insights altered by each change', () => {
   it('tells, in revision order, which mesh and service insights a change altered and their new values', async () => {
     const told: Array<[number, string[]]> = [];

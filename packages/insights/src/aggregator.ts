@@ -14,7 +14,7 @@ import {
   zoneInsightKind,
   type AnyKind,
 } from '@mesh/model';
-import type { ResourceChange, ResourceReader, StoredResource } from '@mesh/store';
+import { parsedSpec, type ResourceChange, type ResourceReader, type StoredResource } from '@mesh/store';
 import { dataplaneContribution, type ProxyType } from './contribution.js';
 import { type ExternalServiceEntry, type MeshInsightSpec, MeshTally, type ServiceStat, type StatusCounts } from './mesh-tally.js';
 import { isConnected, type DataplaneStatus } from './status.js';
@@ -109,9 +109,10 @@ export class InsightAggregator {
   private readonly meshInsights = new WeakMap<MeshInsightSpec, MeshInsight>();
   private readonly serviceInsights = new WeakMap<ServiceStat, ServiceInsight>();
   private sortedMeshes: string[] | undefined;
-  private readonly parsedDataplanes = new WeakMap<StoredResource, StoredDataplane>();
   /** Changes are applied one at a time, in the order the store announced them. */
   private queue: Promise<void> = Promise.resolve();
+  /** Changes announced and not yet applied: the next turn of the event loop applies them together. */
+  private readonly unapplied: ResourceChange[] = [];
   private unsubscribe: (() => void) | undefined;
   private readonly appliedListeners = new Set<AppliedListener>();
 
@@ -123,7 +124,7 @@ export class InsightAggregator {
 
   /** Listens to changes, then computes every mesh's figures once. */
   async start(): Promise<void> {
-    this.unsubscribe = this.store.onChange((change) => this.enqueue(() => this.applyAndReport(change)));
+    this.unsubscribe = this.store.onChange((change) => this.noteChange(change));
     // Changes announced while loading queue up behind it; a failed load fails the start.
     const loaded = this.queue.then(() => this.loadAll());
     this.queue = loaded.catch(this.onError);
@@ -231,8 +232,18 @@ export class InsightAggregator {
     return insight;
   }
 
-  private enqueue(task: () => Promise<void>): void {
-    this.queue = this.queue.then(task).catch(this.onError);
+  /**
+   * Queues a change to be applied on the next turn of the event loop, with the others announced
+   * until then: after the write that announced it has answered, since its caller does not wait for
+   * the figures it moves, while reads of them wait (`settled`) (docs/insights.md, Freshness).
+   */
+  private noteChange(change: ResourceChange): void {
+    this.unapplied.push(change);
+    if (this.unapplied.length > 1) return;
+    this.queue = this.queue.then(async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      for (const next of this.unapplied.splice(0)) await this.applyAndReport(next).catch(this.onError);
+    });
   }
 
   private async loadAll(): Promise<void> {
@@ -252,7 +263,7 @@ export class InsightAggregator {
     // the tally is seen once complete, and changes meanwhile queue behind the load.
     let sliceEnd = performance.now() + SLICE_MS;
     for (const dataplane of dataplanes.items) {
-      tally.setDataplane(dataplane.name, dataplaneContribution(this.dataplaneSpec(dataplane), insightByName.get(dataplane.name)), time);
+      tally.setDataplane(dataplane.name, dataplaneContribution(parsedSpec<StoredDataplane>(dataplane), insightByName.get(dataplane.name)), time);
       if (performance.now() < sliceEnd) continue;
       await new Promise<void>((resolve) => setImmediate(resolve));
       sliceEnd = performance.now() + SLICE_MS;
@@ -262,12 +273,6 @@ export class InsightAggregator {
     this.sortedMeshes = undefined;
   }
 
-  /** A stored dataplane's spec, parsed once while the store keeps the same (immutable) resource: its insight changes far more often. */
-  private dataplaneSpec(stored: StoredResource): StoredDataplane {
-    let spec = this.parsedDataplanes.get(stored);
-    if (!spec) this.parsedDataplanes.set(stored, (spec = parseSpec<StoredDataplane>(stored)));
-    return spec;
-  }
 
   private async applyAndReport(change: ResourceChange): Promise<void> {
     if (this.appliedListeners.size === 0) return this.applyChange(change);
@@ -321,7 +326,7 @@ export class InsightAggregator {
         this.store.get({ type: dataplaneKind.name, mesh, name }),
         this.store.get({ type: dataplaneInsightKind.name, mesh, name }),
       ]);
-      const contribution = dataplane && dataplaneContribution(this.dataplaneSpec(dataplane), insight && parseSpec(insight));
+      const contribution = dataplane && dataplaneContribution(parsedSpec<StoredDataplane>(dataplane), insight && parseSpec(insight));
       tally.setDataplane(name, contribution, time);
     } else if (type === externalServiceKind.name) {
       const service = await this.store.get({ type, mesh, name });

@@ -2,7 +2,7 @@
 // their normalised wire form, so parsing it gives what the matcher and the renderer expect.
 import { type DataplaneSpec, type ExternalServiceSpec, KINDS, type MeshSpec, type ZoneEgressSpec, type ZoneIngressSpec } from '@mesh/model';
 import type { AnyPolicy, AnyTargetRefPolicy, DataplaneResource, ExternalServiceResource, MeshResource } from '@mesh/policy-matcher';
-import type { StoredResource } from '@mesh/store';
+import { parsedSpec, type StoredResource } from '@mesh/store';
 import type { ZoneEgressResource, ZoneIngressResource } from '@mesh/xds-renderer';
 
 /**
@@ -40,7 +40,8 @@ export const targetRefPolicyOf = (stored: StoredResource): AnyTargetRefPolicy =>
  */
 export const storedPolicyOf = (policy: AnyPolicy | AnyTargetRefPolicy): StoredResource => (policy as (AnyPolicy | AnyTargetRefPolicy) & StoredPolicy).stored;
 
-export const dataplaneOf = (stored: StoredResource): DataplaneResource => ({ mesh: stored.mesh, name: stored.name, spec: parse<DataplaneSpec>(stored) });
+/** A stored dataplane for the matcher and the renderer: its spec is parsed once for every reader of that version (`parsedSpec`). */
+export const dataplaneOf = (stored: StoredResource): DataplaneResource => ({ mesh: stored.mesh, name: stored.name, spec: parsedSpec<DataplaneSpec>(stored) });
 
 /** A resource of a mesh with its parsed spec, as the matcher reads external services. */
 export const meshResourceOf = <Spec = unknown>(stored: StoredResource): MeshResource<Spec> => ({

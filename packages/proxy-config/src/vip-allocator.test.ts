@@ -262,6 +262,14 @@ describe('VipAllocator', () => {
     ]);
   });
 
+  it('takes in a write announced just before a flush (a leader taking over writes every address at once)', async () => {
+    const w = await newWorld();
+    const allocator = await w.allocator({ settings: {} });
+    await w.put('Dataplane', 'default', 'a-1', dataplane('10.0.0.1', 'a'));
+    await allocator.flush();
+    expect(await w.stored('default')).toEqual({ 'service:a': '240.0.0.1' });
+  });
+
   it('gives only transparent proxies the outbounds, narrowed by reachableServices, and re-renders only them when addresses change', async () => {
     const w = await newWorld();
     const proxyConfigs = new ProxyConfigService({ store: w.store });

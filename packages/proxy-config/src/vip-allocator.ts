@@ -123,6 +123,8 @@ export class VipAllocator {
   private readonly dataplanesByMesh = new Map<string, MeshDataplanes>();
   /** Dataplane changes taken in without a pass, counted: a pass that read its list before some knows it missed them. */
   private absorbed = 0;
+  /** Changes announced and not taken in yet. */
+  private readonly unseen: Array<{ change: ResourceChange; resource: StoredResource | undefined }> = [];
   private stopped = false;
 
   constructor(options: VipAllocatorOptions) {
@@ -133,10 +135,9 @@ export class VipAllocator {
   async start(): Promise<void> {
     this.unsubscribe = this.options.store.onChange((change, resource) => {
       if (!SOURCE_TYPES.has(change.type)) return;
-      if (change.type === dataplaneKind.name && this.absorbs(change, resource)) return;
-      if (change.type === zoneIngressKind.name) this.pendingAll = true;
-      else this.pendingMeshes.add(change.type === meshKind.name ? change.name : change.mesh);
-      this.schedule();
+      // Taken in on the next turn of the event loop, after the write that announced it has answered.
+      this.unseen.push({ change, resource });
+      if (this.unseen.length === 1) setImmediate(() => this.takeIn());
     });
     this.pendingAll = true;
     await this.flush();
@@ -159,6 +160,7 @@ export class VipAllocator {
 
   /** Applies every change seen so far (the leader just took over: its addresses are written now). */
   flush(): Promise<void> {
+    this.takeIn();
     clearTimeout(this.timer);
     this.timer = undefined;
     this.running = this.running.then(() => this.pass());
@@ -169,6 +171,16 @@ export class VipAllocator {
   recomputeAll(): void {
     this.pendingAll = true;
     this.schedule();
+  }
+
+  /** Takes in the changes announced since the last call: most dataplane writes leave the names as they were. */
+  private takeIn(): void {
+    for (const { change, resource } of this.unseen.splice(0)) {
+      if (change.type === dataplaneKind.name && this.absorbs(change, resource)) continue;
+      if (change.type === zoneIngressKind.name) this.pendingAll = true;
+      else this.pendingMeshes.add(change.type === meshKind.name ? change.name : change.mesh);
+      this.schedule();
+    }
   }
 
   private schedule(): void {

@@ -256,7 +256,8 @@ export class ResourceManager {
     const defaulted = withKindDefaults(kind, spec);
     const toStore = hooks.beforeCreate ? await hooks.beforeCreate(this.ctx, key, defaulted) : defaulted;
     const owned = hooks.owned ? await hooks.owned(this.ctx, key, toStore, undefined) : [];
-    const resource = await this.options.store.create({ ...key, spec: JSON.stringify(toStore), labels }, owned);
+    // Field by field rather than spread: every write reaches the store as one object shape.
+    const resource = await this.options.store.create({ type: key.type, mesh: key.mesh, name: key.name, spec: JSON.stringify(toStore), labels }, owned);
     return { created: true, resource, warnings: [] };
   }
 
@@ -270,7 +271,7 @@ export class ResourceManager {
       return { created: false, resource: current, warnings: [] };
     }
     const owned = hooks.owned ? await hooks.owned(this.ctx, key, toStore, current) : [];
-    const resource = await this.options.store.update({ ...key, spec: JSON.stringify(toStore), version: current.version, labels }, owned);
+    const resource = await this.options.store.update({ type: key.type, mesh: key.mesh, name: key.name, spec: JSON.stringify(toStore), version: current.version, labels }, owned);
     return { created: false, resource, warnings: [] };
   }
 

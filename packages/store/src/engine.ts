@@ -163,7 +163,7 @@ export class StoreEngine implements ResourceStore {
   async deleteMesh(mesh: string): Promise<void> {
     await this.commit(async (step) => {
       if (!(await this.remove(step, { type: meshKind.name, mesh: '', name: mesh }))) throw resourceNotFound();
-      for (const key of (await step.tx.deleteInMesh(mesh)).sort(byTypeAndName)) step.written.push({ change: { operation: 'delete', ...keyOf(key), revision: 0 }, resource: undefined });
+      for (const key of (await step.tx.deleteInMesh(mesh)).sort(byTypeAndName)) step.written.push({ change: { operation: 'delete', type: key.type, mesh: key.mesh, name: key.name, revision: 0 }, resource: undefined });
     });
   }
 
@@ -330,9 +330,11 @@ export class StoreEngine implements ResourceStore {
   }
 
   private async insert({ tx, time, written }: WriteStep, resource: NewResource): Promise<boolean> {
-    const created = freeze({ ...keyOf(resource), spec: resource.spec, version: 1, creationTime: resource.creationTime ?? time, modificationTime: time, labels: { ...resource.labels } });
+    // Written out field by field rather than spread: one shape for every resource the engine makes.
+    const { type, mesh, name } = resource;
+    const created = freeze({ type, mesh, name, spec: resource.spec, version: 1, creationTime: resource.creationTime ?? time, modificationTime: time, labels: { ...resource.labels } });
     if (!(await tx.insert(created))) return false;
-    written.push({ change: { operation: 'create', ...keyOf(resource), revision: 0 }, resource: created });
+    written.push({ change: { operation: 'create', type, mesh, name, revision: 0 }, resource: created });
     return true;
   }
 
@@ -349,7 +351,7 @@ export class StoreEngine implements ResourceStore {
 
   private async remove({ tx, written }: WriteStep, key: ResourceKey): Promise<boolean> {
     if (!(await tx.delete(key))) return false;
-    written.push({ change: { operation: 'delete', ...key, revision: 0 }, resource: undefined });
+    written.push({ change: { operation: 'delete', type: key.type, mesh: key.mesh, name: key.name, revision: 0 }, resource: undefined });
     return true;
   }
   /** Memory follows committed changes, all of them before any is announced; those already read are skipped. */

@@ -273,7 +273,6 @@ export class InsightAggregator {
     this.sortedMeshes = undefined;
   }
 
-
   private async applyAndReport(change: ResourceChange): Promise<void> {
     if (this.appliedListeners.size === 0) return this.applyChange(change);
     const mesh = change.type === meshKind.name ? change.name : change.mesh;

@@ -1,6 +1,6 @@
 // A stored resource never changes (a write stores a new object), so its spec parsed once serves
-// every reader in the process: the insights, the virtual IPs and the proxies' configurations read
-// each dataplane written, and each kept its own parse of it before (docs/architecture.md, Store).
+// every reader in the process: the insights, the virtual IPs and the proxies' configurations all
+// read each dataplane written (docs/architecture.md, The path of a write).
 import type { StoredResource } from './store.js';
 
 const parsedSpecs = new WeakMap<StoredResource, unknown>();

@@ -276,7 +276,7 @@ export async function startControlPlane(settings: ControlPlaneSettings = {}, opt
     ready = true;
     logger.info({ mode, ports, store: location, instanceId, clusterId }, 'control plane started');
     if (dpServer) {
-      proxyConfigs.prepare().then(
+      dpServer.prepare().then(
         (proxies) => logger.info({ proxies, ms: Math.round(performance.now() - startedLoadingAt) }, 'proxy configurations ready'),
         (err: unknown) => logger.error({ err }, 'proxy configurations could not be prepared'),
       );

@@ -52,6 +52,7 @@ import {
   proxyServicesOf,
   type ResourceKeyEntry,
   routesInUse,
+  sameJson,
   subsetOfTags,
   type TargetingPolicy,
   type TargetRefIndex,
@@ -344,13 +345,16 @@ export class MeshProxies {
   /**
    * What a connected proxy reported and was issued; its configuration is rendered with it from
    * now on (undefined forgets it). Kept for a dataplane not stored yet, which may come later.
+   * Metadata equal to what the configuration was rendered with (none and an empty report alike)
+   * keeps it: a configuration rendered before the proxy connected is served as it is.
    */
   setProxyMetadata(name: string, metadata: ProxyMetadata | undefined): void {
-    if (this.metadata.get(name) === metadata) return;
+    const before = this.metadata.get(name);
+    if (before === metadata) return;
     if (metadata) this.metadata.set(name, metadata);
     else this.metadata.delete(name);
     const entry = this.proxies.get(name);
-    if (entry) this.dropConfig(entry);
+    if (entry && !sameJson(before ?? {}, metadata ?? {})) this.dropConfig(entry);
   }
 
   /** The dataplanes a change may have altered since the last call (see `touched`). */

@@ -18,6 +18,7 @@ import type { ResourceKey } from '@mesh/store';
 import { SqliteResourceStore } from '@mesh/store-sqlite';
 import {
   type MeshContext,
+  type ProxyConfig,
   prepareMeshContext,
   renderProxyConfig,
   renderZoneEgressConfig,
@@ -749,17 +750,39 @@ describe('ProxyConfigService at start', () => {
     await started;
   });
 
-  it('matches every dataplane ahead of any read, so that reading a proxy later matches nothing again', async () => {
+  it('matches and renders every dataplane ahead of any read, so that reading a proxy later renders nothing again', async () => {
     const w = await storedWorld(50);
     await w.service.start();
     expect(w.service.counters.matched).toBe(0);
 
-    expect(await w.service.prepare()).toBe(50);
-    expect(w.service.counters).toMatchObject({ matched: 50, targetRefMatched: 50, rendered: 0 });
+    const handed: ProxyConfig[] = [];
+    expect(await w.service.prepare((config) => handed.push(config))).toBe(50);
+    expect(w.service.counters).toMatchObject({ matched: 50, targetRefMatched: 50, rendered: 50 });
     const mesh = await w.mesh('default');
-    const config = mesh.proxyConfig('dp-0');
-    expect(config).toBeDefined();
-    expect(w.service.counters).toMatchObject({ matched: 50, targetRefMatched: 50, rendered: 1 });
+    expect(handed).toHaveLength(50);
+    expect(handed[0]).toBe(mesh.proxyConfig('dp-0'));
+    expect(w.service.counters).toMatchObject({ matched: 50, targetRefMatched: 50, rendered: 50 });
+  });
+
+  it('serves a proxy reporting nothing the render depends on the configuration rendered ahead; other reports render it again', async () => {
+    const w = await storedWorld(3);
+    await w.service.start();
+    await w.service.prepare();
+    const mesh = await w.mesh('default');
+    const ahead = mesh.proxyConfig('dp-0');
+
+    w.service.setDataplaneMetadata('default', 'dp-0', {});
+    expect(mesh.proxyConfig('dp-0')).toBe(ahead);
+    w.service.setDataplaneMetadata('default', 'dp-0', undefined);
+    expect(mesh.proxyConfig('dp-0')).toBe(ahead);
+
+    w.service.setDataplaneMetadata('default', 'dp-0', { adminPort: 9902 });
+    const withAdminPort = mesh.proxyConfig('dp-0');
+    expect(withAdminPort).not.toBe(ahead);
+    expect(JSON.stringify(withAdminPort?.listeners)).toContain('9902');
+    w.service.setDataplaneMetadata('default', 'dp-0', { adminPort: 9902 });
+    expect(mesh.proxyConfig('dp-0')).toBe(withAdminPort);
+    expect(w.service.counters.rendered).toBe(4);
   });
 
   it('drops what a change made while preparing affects, as ever', async () => {

@@ -34,6 +34,15 @@ export interface ProxyConfigServiceOptions {
 /** The longest the start's work holds the event loop at a time, in milliseconds. */
 const SLICE_MS = 10;
 
+/** A dataplane's configuration rendered ahead; undefined when it fails: its proxy's connection reports why. */
+function renderedAhead(mesh: MeshProxies, name: string): ProxyConfig | undefined {
+  try {
+    return mesh.proxyConfig(name);
+  } catch {
+    return undefined;
+  }
+}
+
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const keyText = (key: ResourceKey): string => `${key.type}\u0000${key.mesh}\u0000${key.name}`;
@@ -123,12 +132,15 @@ export class ProxyConfigService {
   }
 
   /**
-   * Matches every dataplane's policies and builds its targetRef rules ahead of its connection
-   * (after a restart, every proxy reconnects at once), in slices that leave the event loop to
-   * others; a connecting proxy's configuration is then rendered from them with what it reports.
-   * Changes meanwhile drop what they affect, as ever. Resolves with the number of dataplanes.
+   * Matches every dataplane's policies, builds its targetRef rules and renders its configuration
+   * ahead of its connection (after a restart, every proxy reconnects at once), in slices that
+   * leave the event loop to others; `rendered` is handed each configuration (the data plane
+   * server encodes it). A proxy that connects reporting nothing the render depends on is served
+   * that configuration; one that reports more (an admin port, a certificate) has its own parts
+   * rendered again, its outbounds shared. Changes meanwhile drop what they affect, as ever.
+   * Resolves with the number of dataplanes.
    */
-  async prepare(): Promise<number> {
+  async prepare(rendered?: (config: ProxyConfig) => void): Promise<number> {
     await this.settled();
     let prepared = 0;
     let sliceEnd = performance.now() + SLICE_MS;
@@ -138,6 +150,8 @@ export class ProxyConfigService {
         if (this.stopped) return prepared;
         mesh.match(name);
         mesh.targetRefMatch(name);
+        const config = renderedAhead(mesh, name);
+        if (config && rendered) rendered(config);
         prepared++;
         if (performance.now() < sliceEnd) continue;
         await yieldToEventLoop();

@@ -291,8 +291,12 @@ class AdsStream<Request extends StreamRequest, Response> implements ConnectedPro
     this.server.attach(this);
     options.logger.info({ proxy: node.id, proxyType: node.proxyType, grpcClient: node.grpcClient || undefined }, 'proxy connected');
     await session.start();
-    // The first insight goes out in the background; a failed write is reported by the insight writer.
-    void this.flush();
+    // The first insight goes out in the background once the recomputations being run are done:
+    // when thousands of proxies connect at once, their configurations go first (docs/xds.md,
+    // Insights). A failed write is reported by the insight writer.
+    this.server.queue.afterRun(() => {
+      if (!this.closed) void this.flush();
+    });
     this.flushTimer = setInterval(() => {
       // While configurations are being pushed the write waits for them to settle (a few seconds at most): pushes first.
       if (!subscription.dirty || this.flushWaiting) return;

@@ -16,7 +16,7 @@ import { HdsServer, type HdsSettings } from './hds.js';
 import { AdminUnavailable, adminHostOf, fetchAdmin, isThisHost } from './envoy-admin.js';
 import { InsightWriter, insightKindOf, SubscriptionFinalizer } from './insights.js';
 import { adminPortOf, METADATA, RESOURCE_TYPE_OF, stringMetadata } from './proxy-node.js';
-import { TYPE_URLS } from './snapshot.js';
+import { snapshotOf, TYPE_URLS } from './snapshot.js';
 import type { XdsMetrics } from './telemetry.js';
 import { DataplaneTransport } from './transport.js';
 
@@ -137,6 +137,16 @@ export class DataplaneServer {
   /** The port it listens on (the one asked for, or the one given for port 0). */
   get port(): number {
     return this.transport.port;
+  }
+
+  /**
+   * Renders and encodes every dataplane's configuration ahead of its proxy's connection
+   * (docs/architecture.md, Start-up): proxies reconnecting after a restart are served from them.
+   * Resolves with the number of dataplanes.
+   */
+  prepare(): Promise<number> {
+    // The snapshot itself is not kept: its encodings are, while the configuration lives.
+    return this.options.proxyConfigs.prepare((config) => void snapshotOf(config));
   }
 
   /** Proxies connected to this instance. */

@@ -71,6 +71,7 @@ import type { StoredResource } from '@mesh/store';
 import {
   type ConfigDump,
   type ConfigDumpOptions,
+  forgetOwnResources,
   type MeshContext,
   prepareMeshContext,
   type ProxyConfig,
@@ -355,6 +356,20 @@ export class MeshProxies {
     else this.metadata.delete(name);
     const entry = this.proxies.get(name);
     if (entry && !sameJson(before ?? {}, metadata ?? {})) this.dropConfig(entry);
+  }
+
+  /**
+   * Drops the rendered configurations no connected proxy claimed (none reported its metadata):
+   * those rendered ahead of proxies that did not come, and the resources of theirs the renderer
+   * keeps for the next render. No proxy is served them, so no follower is told; a later read
+   * renders them again.
+   */
+  dropUnclaimedConfigs(): void {
+    for (const [name, entry] of this.proxies) {
+      if (this.metadata.has(name)) continue;
+      entry.config = undefined;
+      forgetOwnResources(entry.dataplane);
+    }
   }
 
   /** The dataplanes a change may have altered since the last call (see `touched`). */

@@ -26,7 +26,7 @@ import {
   renderZoneIngressConfig,
   renderZoneIngressConfigDump,
 } from '@mesh/xds-renderer';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dataplaneOf, externalServiceOf, meshSpecOf, policyOf, secretDataOf, targetRefPolicyOf, zoneEgressOf, zoneIngressOf } from './resources.js';
 import { ProxyConfigService } from './service.js';
 
@@ -39,7 +39,11 @@ const LOCAL_ZONE = 'zone-1';
 class World {
   private now = Date.parse('2024-05-06T07:08:09.000Z');
   readonly store = new SqliteResourceStore({ path: ':memory:', now: () => new Date(this.now) });
-  readonly service = new ProxyConfigService({ store: this.store, localZone: LOCAL_ZONE });
+  readonly service: ProxyConfigService;
+
+  constructor(options: { unclaimedAfterMs?: number } = {}) {
+    this.service = new ProxyConfigService({ store: this.store, localZone: LOCAL_ZONE, ...options });
+  }
 
   tick(ms = 1000): void {
     this.now += ms;
@@ -733,8 +737,8 @@ describe('ProxyConfigService followers', () => {
 
 describe('ProxyConfigService at start', () => {
   /** A store already holding a mesh with `count` sidecars and a policy, as a restarted control plane finds it. */
-  async function storedWorld(count: number): Promise<World> {
-    world = new World();
+  async function storedWorld(count: number, options: { unclaimedAfterMs?: number } = {}): Promise<World> {
+    world = new World(options);
     await world.put('Mesh', '', 'default', {});
     for (let i = 0; i < count; i++) await world.put('Dataplane', 'default', `dp-${i}`, sidecar(`10.0.${i >> 8}.${i & 255}`, `svc-${i % 10}`, [`svc-${(i + 1) % 10}`]));
     await world.put('Timeout', 'default', 'slow', { sources: [ANY], destinations: [svc('svc-1')], conf: { connectTimeout: '7s' } });
@@ -783,6 +787,34 @@ describe('ProxyConfigService at start', () => {
     w.service.setDataplaneMetadata('default', 'dp-0', { adminPort: 9902 });
     expect(mesh.proxyConfig('dp-0')).toBe(withAdminPort);
     expect(w.service.counters.rendered).toBe(4);
+  });
+
+  it('drops the configurations rendered ahead that no proxy claimed within the time given', async () => {
+    const w = await storedWorld(3, { unclaimedAfterMs: 60_000 });
+    await w.service.start();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await w.service.prepare();
+      const mesh = await w.mesh('default');
+      const claimed = mesh.proxyConfig('dp-0');
+      w.service.setDataplaneMetadata('default', 'dp-0', {});
+      vi.advanceTimersByTime(59_999);
+      const unclaimed = mesh.proxyConfig('dp-1');
+      expect(w.service.counters.rendered).toBe(3);
+
+      vi.advanceTimersByTime(1);
+      expect(mesh.proxyConfig('dp-0')).toBe(claimed);
+      expect(w.service.counters.rendered).toBe(3);
+      const again = mesh.proxyConfig('dp-1');
+      expect(w.service.counters.rendered).toBe(4);
+      // Equal, but nothing of the first render was kept for it: its own listeners are built anew.
+      expect(again).toEqual(unclaimed);
+      const inbound = (config: typeof again) => config?.listeners.find((listener) => listener.name.startsWith('inbound:'));
+      expect(inbound(again)).toBeDefined();
+      expect(inbound(again)).not.toBe(inbound(unclaimed));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('drops what a change made while preparing affects, as ever', async () => {

@@ -29,6 +29,11 @@ export interface ProxyConfigServiceOptions {
   localZone?: string | undefined;
   /** A batch of changes that could not be applied. */
   onError?: (error: unknown) => void;
+  /**
+   * How long configurations rendered ahead (`prepare`) wait for their proxies before those not
+   * claimed are dropped; a minute unless given. Proxies reconnect within seconds of a restart.
+   */
+  unclaimedAfterMs?: number;
 }
 
 /** The longest the start's work holds the event loop at a time, in milliseconds. */
@@ -85,10 +90,13 @@ export class ProxyConfigService {
   /** The first read of the store, while it runs: reads wait for it. */
   private loading: Promise<void> | undefined;
   private stopped = false;
+  private readonly unclaimedAfterMs: number;
+  private unclaimedTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ProxyConfigServiceOptions) {
     this.store = options.store;
     this.onError = options.onError ?? (() => {});
+    this.unclaimedAfterMs = options.unclaimedAfterMs ?? 60_000;
     this.zoneProxies = {
       localZone: options.localZone,
       // In name order, as a from-scratch read of the store: endpoints of equal address keep that order.
@@ -120,6 +128,7 @@ export class ProxyConfigService {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.stopped = true;
+    clearTimeout(this.unclaimedTimer);
     await this.loading?.catch(() => {});
     await this.applying;
   }
@@ -138,7 +147,8 @@ export class ProxyConfigService {
    * server encodes it). A proxy that connects reporting nothing the render depends on is served
    * that configuration; one that reports more (an admin port, a certificate) has its own parts
    * rendered again, its outbounds shared. Changes meanwhile drop what they affect, as ever.
-   * Resolves with the number of dataplanes.
+   * The configurations no proxy claimed within `unclaimedAfterMs` are dropped then: dataplanes
+   * whose proxies are gone hold no memory for them. Resolves with the number of dataplanes.
    */
   async prepare(rendered?: (config: ProxyConfig) => void): Promise<number> {
     await this.settled();
@@ -159,6 +169,10 @@ export class ProxyConfigService {
         sliceEnd = performance.now() + SLICE_MS;
       }
     }
+    this.unclaimedTimer = setTimeout(() => {
+      for (const mesh of this.meshes.values()) mesh.dropUnclaimedConfigs();
+    }, this.unclaimedAfterMs);
+    this.unclaimedTimer.unref();
     return prepared;
   }
 

@@ -11,7 +11,7 @@ export {
   type ZoneEgressResource,
   type ZoneIngressResource,
 } from './mesh-context.js';
-export type { ProxyMetadata } from './proxy-state.js';
+export { forgetOwnResources, type ProxyMetadata } from './proxy-state.js';
 export { type ProxyConfig, type ProxyInput, renderProxyConfig } from './proxy.js';
 export { renderZoneEgressConfig, renderZoneIngressConfig, type ZoneProxyMetadata } from './zone-proxies.js';
 export {

@@ -125,6 +125,11 @@ interface OwnResource {
 /** Per stored dataplane (a new object once it changes), the resources only it has, from its last render, with their inputs. */
 const ownResources = new WeakMap<DataplaneResource, Map<string, OwnResource>>();
 
+/** Forgets a dataplane's own resources from its last render: no proxy is served them any more. */
+export function forgetOwnResources(dataplane: DataplaneResource): void {
+  ownResources.delete(dataplane);
+}
+
 /**
  * A resource of this proxy alone (its admin listener, an inbound listener), taken from its last
  * render when `inputs` are equal to the ones it was built from (as JSON values, element by

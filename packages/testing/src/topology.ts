@@ -153,9 +153,22 @@ async function request(cp: TopologyControlPlane, method: string, path: string, b
   return text;
 }
 
-async function readAdminToken(cp: TopologyControlPlane): Promise<string> {
-  const secret = JSON.parse(await request(cp, 'GET', '/global-secrets/admin-user-token')) as { data: string };
-  return Buffer.from(secret.data, 'base64').toString();
+/**
+ * The admin token the leader stores at the first start. On PostgreSQL an instance may win the
+ * election after it is ready, and stores the token then: read until it is there.
+ */
+async function readAdminToken(cp: TopologyControlPlane, timeoutMs: number): Promise<string> {
+  let token = '';
+  await waitFor(
+    async () => {
+      const secret = JSON.parse(await request(cp, 'GET', '/global-secrets/admin-user-token')) as { data: string };
+      token = Buffer.from(secret.data, 'base64').toString();
+      return true;
+    },
+    () => `${cp.name}: no admin token (GlobalSecret admin-user-token) after ${timeoutMs} ms`,
+    timeoutMs,
+  );
+  return token;
 }
 
 /** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
@@ -320,7 +333,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     );
     await allStarted(zones.map((zone) => zone.start()));
     await waitForActiveZones(global, names, timeoutMs);
-    for (const cp of started) cp.adminToken = await readAdminToken(cp);
+    for (const cp of started) cp.adminToken = await readAdminToken(cp, timeoutMs);
     for (const zone of zones) zone.zoneToken = await request(global, 'POST', '/tokens/zone', { zone: zone.name, scope: ['cp', 'ingress', 'egress'], validFor: '24h' });
     if (ingress) {
       await allStarted(

@@ -250,14 +250,16 @@ const ms = (value) => `${value.toFixed(1)} ms`;
 async function propagate(clients, change, affected) {
   // The clients say when every affected proxy has heard of it: no polling while the server works.
   const { reached } = await clients.mark(Math.random(), [...affected]);
+  const writing = performance.now();
   await change();
+  const writeMs = performance.now() - writing;
   await Promise.race([reached, sleep(30_000)]);
   // A quiet second: anything arriving late to proxies the change did not concern counts too.
   await sleep(1000);
   const report = await clients.report();
   const latencies = report.filter((entry) => affected.has(entry.index)).map((entry) => entry.first);
   const unneeded = report.filter((entry) => !affected.has(entry.index)).length;
-  return { latencies, unneeded, missed: affected.size - latencies.length };
+  return { latencies, unneeded, missed: affected.size - latencies.length, writeMs };
 }
 
 const p99Of = (result) => quantile([...result.latencies].sort((a, b) => a - b), 0.99);
@@ -370,6 +372,10 @@ const report = (name, results, cpu) => {
       `${unneeded} unaffected proxies received something; ${missed} affected proxies never heard of it; ` +
       `control plane CPU ${cpu.toFixed(2)} s (${((cpu * 1e6) / Math.max(1, latencies.length)).toFixed(0)} µs a proxy reached)`,
   );
+  // A change late as a whole may have waited for its write to be answered before any proxy's turn.
+  const slowest = results.reduce((worst, result) => (p99Of(result) > p99Of(worst) ? result : worst));
+  const writes = results.map((result) => result.writeMs).sort((a, b) => a - b);
+  console.log(`  the slowest change: p99 ${ms(p99Of(slowest))}, its write answered in ${ms(slowest.writeMs)}; the writes answered in ${ms(quantile(writes, 0.5))} (median), ${ms(writes.at(-1))} (max)`);
 };
 
 // A Timeout for one service: only its consumers' clusters change.

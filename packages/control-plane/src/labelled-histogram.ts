@@ -1,8 +1,8 @@
-// A Prometheus histogram whose observation costs a few map lookups and an array increment.
-// prom-client's hashes its labels into a key on every observation (about 0.7 µs with two labels,
-// more with three), several times what a read from memory or a kept API answer costs
-// (docs/architecture.md, Request path). Registered in prom-client's registry like its own metrics,
-// which reads `name`, `help`, `type` and `get()`.
+// A Prometheus histogram whose observation costs a few map lookups and an array increment (about
+// 35 ns): prom-client's builds and hashes a key of the labels at every observation (about 0.5 µs
+// with three), which is more than a read from memory costs and a part of what a kept API answer
+// costs (docs/architecture.md, Request path). Registered in prom-client's registry like its own
+// metrics, which reads `name`, `help`, `type` and `get()`.
 import type { MetricValueWithName } from 'prom-client';
 
 interface Series {

@@ -27,7 +27,10 @@ export class LabelledHistogram<Label extends string> {
     private readonly buckets: readonly number[],
   ) {}
 
-  /** Observes `seconds` under the label values, in the order of the label names; no key is built. */
+  /**
+   * Observes `seconds` under the label values, in the order of the label names; no key is built.
+   * A value is found as given: a label passed as a number is always passed as a number.
+   */
   observe(values: readonly (string | number)[], seconds: number): void {
     let level = this.root;
     const last = this.labelNames.length - 1;

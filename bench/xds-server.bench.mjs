@@ -13,7 +13,7 @@
 // choice, docs/architecture.md, Memory),
 // BENCH_CPU_PROF=<dir> (run the control plane under `node --cpu-prof`, profile written at the end).
 import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -48,6 +48,38 @@ function usage(pid) {
   const peakRss = Number(/VmHWM:\s+(\d+)/.exec(status)[1]) / 1024;
   return { cpu, rss, peakRss };
 }
+
+/**
+ * The control plane's CPU seconds by thread, as the threads are named (docs/architecture.md,
+ * Threads): its own (the main thread when an operator's engine flag keeps it there), the data plane
+ * transport's, and the rest of the process (the engine's compiler and collector helpers, the
+ * launcher, the checkpoints of the write-ahead log, threads that ended).
+ */
+function threadsCpu(pid) {
+  const byName = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      const key = name === 'control-plane' || name === 'dp-transport' ? name : tid === String(pid) ? 'main' : 'other';
+      byName.set(key, (byName.get(key) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended meanwhile: its time is the process's, counted in the rest.
+    }
+  }
+  const controlPlane = byName.get('control-plane') ?? byName.get('main') ?? 0;
+  const transport = byName.get('dp-transport') ?? 0;
+  return { controlPlane, transport, rest: usage(pid).cpu - controlPlane - transport };
+}
+
+/** The CPU seconds of each thread group between two `threadsCpu` readings. */
+const threadsBetween = (before, after) => ({
+  controlPlane: after.controlPlane - before.controlPlane,
+  transport: after.transport - before.transport,
+  rest: after.rest - before.rest,
+});
+
+const threadsText = ({ controlPlane, transport, rest }) => `its thread ${controlPlane.toFixed(2)} s, the transport's ${transport.toFixed(2)} s, the rest ${rest.toFixed(2)} s`;
 
 /** Waits until a process used at most 20 ms of CPU in half a second (30 s at most). */
 async function quiet(pid) {
@@ -91,13 +123,16 @@ async function startZone(workDir = mkdtempSync(join(tmpdir(), 'mesh-bench-xds-')
   throw new Error('control plane did not become ready');
 }
 
-/** The control plane's garbage collections so far (its /metrics): full ones, and the seconds of all kinds. */
+/** The control plane's garbage collections so far (its /metrics): full ones, and the seconds of all kinds; and the proxies' insights written. */
 async function collections(cp) {
   const text = await (await fetch(`${cp.diagnostics}/metrics`)).text();
   const major = /^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m.exec(text);
   let seconds = 0;
   for (const [, value] of text.matchAll(/^nodejs_gc_duration_seconds_sum\{kind="\w+"\} (\S+)$/gm)) seconds += Number(value);
-  return { major: Number(major?.[1] ?? 0), seconds };
+  // The proxies' insights written (their status, every status flush interval while it changes).
+  let insightWrites = 0;
+  for (const [, value] of text.matchAll(/^store_count\{operation="(?:create|update)",resource_type="DataplaneInsight"\} (\S+)$/gm)) insightWrites += Number(value);
+  return { major: Number(major?.[1] ?? 0), seconds, insightWrites };
 }
 
 /** The control plane's main-thread JavaScript heap in use and its memory outside the heap (buffers), in MB (its /metrics). */
@@ -340,8 +375,10 @@ const idleHeap = await heapOf(cp);
 clients = startClients();
 await clients.load();
 clientsBefore = clients.cpu();
+const threadsBeforeConnecting = threadsCpu(cp.pid);
 const seconds = await clients.connectAll(cp.dp, token);
 const connected = usage(cp.pid);
+const threadsConnected = threadsCpu(cp.pid);
 const connectedHeap = await heapOf(cp);
 console.log(
   `control plane: all ${PROXIES} proxies configured in ${seconds.toFixed(2)} s (ratio to baseline ${(seconds / baselineSeconds).toFixed(2)}); ` +
@@ -349,6 +386,7 @@ console.log(
     `(${((connected.rss * 1024) / PROXIES).toFixed(0)} KB a proxy in all, ${(((connected.rss - idle.rss) * 1024) / PROXIES).toFixed(0)} KB a proxy for the streams); ` +
     `the clients' CPU ${(clients.cpu() - clientsBefore).toFixed(2)} s, ${clientLoad(await clients.load())}`,
 );
+console.log(`  the control plane's CPU connecting by thread: ${threadsText(threadsBetween(threadsBeforeConnecting, threadsConnected))}`);
 // Where a connected proxy's memory goes: the main thread's heap and its buffers; the rest of the
 // resident growth is the transport thread (its heap, HTTP/2 sessions) and memory the heaps hold free.
 const perProxyKb = (before, after) => `${(((after - before) * 1024) / PROXIES).toFixed(1)} KB`;
@@ -419,11 +457,12 @@ report('A new endpoint of one service (its ~20 consumers)', endpoints, afterEndp
 const wideAffected = new Set([...everyProxy].filter((index) => outboundsOf[index].some((name) => !narrowTargets.has(name))));
 const clientsBeforeWide = clients.cpu();
 const wide = [];
-/** Per change, from just before it to the end of its quiet second: CPU of both sides, and the control plane's garbage collections. */
+/** Per change, from just before it to the end of its quiet second: CPU of both sides (the control plane's by thread), its garbage collections and the insights it wrote. */
 const wideCollections = [];
 for (let j = 0; j < WIDE_CHANGES; j++) {
   const collectedBefore = await collections(cp);
   const cpuBefore = { server: usage(cp.pid).cpu, clients: clients.cpu() };
+  const threadsBefore = threadsCpu(cp.pid);
   wide.push(
     await propagate(
       clients,
@@ -440,9 +479,12 @@ for (let j = 0; j < WIDE_CHANGES; j++) {
     ),
   );
   const cpuAfter = { server: usage(cp.pid).cpu, clients: clients.cpu() };
+  const threadsAfter = threadsCpu(cp.pid);
   const collectedAfter = await collections(cp);
   wideCollections.push({
     cpu: cpuAfter.server - cpuBefore.server,
+    threads: threadsBetween(threadsBefore, threadsAfter),
+    insightWrites: collectedAfter.insightWrites - collectedBefore.insightWrites,
     clientsCpu: cpuAfter.clients - cpuBefore.clients,
     gcSeconds: collectedAfter.seconds - collectedBefore.seconds,
     fullCollections: collectedAfter.major - collectedBefore.major,
@@ -459,10 +501,10 @@ console.log(
 console.log(
   `  each change in turn: ${wide
     .map((result, at) => {
-      const { cpu, clientsCpu, gcSeconds, fullCollections } = wideCollections[at];
-      return `p99 ${ms(p99Of(result))} (CPU ${cpu.toFixed(2)} s, GC ${gcSeconds.toFixed(2)} s, ${fullCollections} full; clients ${clientsCpu.toFixed(2)} s)`;
+      const { cpu, threads, insightWrites, clientsCpu, gcSeconds, fullCollections } = wideCollections[at];
+      return `\n    p99 ${ms(p99Of(result))}: CPU ${cpu.toFixed(2)} s (${threadsText(threads)}), GC ${gcSeconds.toFixed(2)} s, ${fullCollections} full, ${insightWrites} insights written; clients ${clientsCpu.toFixed(2)} s`;
     })
-    .join(', ')}`,
+    .join('')}`,
 );
 console.log(
   `  against the bare push of the same bytes: median ${(quantile(wideLatencies, 0.5) / quantile(baselinePushLatencies, 0.5)).toFixed(2)}x, ` +

@@ -2,7 +2,7 @@
 // `run` habit, the defaults reference, and a refused start as an operator sees it on a terminal
 // and as a log collector sees it.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -289,6 +289,34 @@ describe('a running mesh-zone', () => {
       }
       expect(JSON.parse(line!)).toMatchObject({ level: 30, req: { id: 'trace-123', method: 'GET', url: '/meshes/default' }, res: { statusCode: 200 } });
       expect(cp.output()).not.toContain('not-logged');
+    } finally {
+      await cp.stop();
+    }
+  }, 60_000);
+
+  it.skipIf(process.platform !== 'linux')('names its threads for `top -H`: the control plane, the data plane transport and, once written to, the checkpoints', async () => {
+    const cp = await startControlPlane();
+    const threadNames = () =>
+      readdirSync(`/proc/${cp.pid}/task`).flatMap((tid) => {
+        try {
+          return [{ tid, name: readFileSync(`/proc/${cp.pid}/task/${tid}/comm`, 'utf8').trim() }];
+        } catch {
+          return []; // a thread that ended meanwhile
+        }
+      });
+    try {
+      const body = { type: 'TrafficRoute', mesh: 'default', name: 'named', sources: [{ match: { 'mesh.io/service': '*' } }], destinations: [{ match: { 'mesh.io/service': '*' } }], conf: { destination: { 'mesh.io/service': '*' } } };
+      expect((await fetch(`${cp.url}/meshes/default/traffic-routes/named`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).status).toBe(201);
+      const wanted = ['control-plane', 'dp-transport', 'wal-checkpoint'];
+      let names = threadNames().map((thread) => thread.name);
+      for (let i = 0; i < 100 && !wanted.every((name) => names.includes(name)); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        names = threadNames().map((thread) => thread.name);
+      }
+      expect(names).toEqual(expect.arrayContaining(wanted));
+      // One thread of each, and the process keeps its own name (its first thread's).
+      for (const name of wanted) expect(names.filter((other) => other === name)).toHaveLength(1);
+      expect(threadNames().find((thread) => thread.tid === String(cp.pid))?.name).toBe('node');
     } finally {
       await cp.stop();
     }

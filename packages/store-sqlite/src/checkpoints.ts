@@ -18,6 +18,8 @@ export const WRITER_CHECKPOINT_PAGES = 10_000;
  */
 const CHECKPOINTER = `
 const { parentPort, workerData } = require('node:worker_threads');
+// Its name in \`top -H\` (docs/architecture.md, Threads); Linux only.
+try { require('node:fs').writeFileSync('/proc/thread-self/comm', 'wal-checkpoint'); } catch {}
 const Database = require(workerData.library);
 const db = new Database(workerData.path, { fileMustExist: true });
 const timer = setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), workerData.intervalMs);

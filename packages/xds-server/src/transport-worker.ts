@@ -3,6 +3,7 @@
 // `POST /bootstrap`. It knows nothing of xDS: stream messages go to the main thread as bytes, in
 // batches, and the main thread's answers come back the same way, so that a push to thousands of
 // proxies leaves the main thread only the configurations to compute.
+import { writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
@@ -29,6 +30,12 @@ const MAX_BOOTSTRAP_BODY = 1024 * 1024;
 const main = parentPort;
 if (!main) throw new Error('the data plane transport runs in a worker thread');
 const init = workerData as TransportInit;
+// The thread's name in `top -H` and `/proc/<pid>/task/*/comm` (docs/architecture.md, Threads); Linux only.
+try {
+  writeFileSync('/proc/thread-self/comm', 'dp-transport');
+} catch {
+  // Not Linux: the thread keeps the process's name.
+}
 const send = (message: FromTransport, transfer: ArrayBuffer[] = []) => main.postMessage(message, transfer);
 
 type Call = ServerDuplexStream<Buffer, Buffer>;

@@ -499,7 +499,7 @@ console.log(
     clientLoad(await clients.load()),
 );
 console.log(
-  `  each change in turn: ${wide
+  `  each change in turn:${wide
     .map((result, at) => {
       const { cpu, threads, insightWrites, clientsCpu, gcSeconds, fullCollections } = wideCollections[at];
       return `\n    p99 ${ms(p99Of(result))}: CPU ${cpu.toFixed(2)} s (${threadsText(threads)}), GC ${gcSeconds.toFixed(2)} s, ${fullCollections} full, ${insightWrites} insights written; clients ${clientsCpu.toFixed(2)} s`;

@@ -3,7 +3,7 @@
 // `npm run bench:xds-server:10k` (bench/xds-clients.mjs, processes of their own), connected to the
 // real zone binary: time until every proxy has a full configuration, set against a bare grpc-js ADS server sending the same bytes (bench/xds-baseline-server.mjs); time
 // for changes to reach every proxy they affect (median, p99) and the proxies that received
-// anything they did not need; the control plane's CPU time and resident memory. Prints figures;
+// anything they did not need; the control plane's CPU time (by thread) and resident memory. Prints figures;
 // asserts nothing. See bench/README.md.
 //
 // Knobs (env): BENCH_PROXIES (5000), BENCH_SERVICES (a tenth of the proxies), BENCH_CLIENT_PROCESSES

@@ -39,10 +39,15 @@ const dpName = (index) => `dp-${String(index).padStart(5, '0')}`;
 /** Each proxy calls the next service and the seventh after its own. */
 const outboundsOf = Array.from({ length: PROXIES }, (_, i) => [service((i % SERVICES) + 1), service((i % SERVICES) + 7)]);
 
+/** CPU seconds (user + system) in a `/proc` stat file: a process's, or one thread's. */
+function cpuOfStat(path) {
+  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** CPU seconds (user + system), resident MB and peak resident MB (the kernel's high-water mark) of a process, from /proc. */
 function usage(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  const cpu = (Number(fields[11]) + Number(fields[12])) / 100;
+  const cpu = cpuOfStat(`/proc/${pid}/stat`);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const rss = Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
   const peakRss = Number(/VmHWM:\s+(\d+)/.exec(status)[1]) / 1024;
@@ -60,9 +65,8 @@ function threadsCpu(pid) {
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
       const key = name === 'control-plane' || name === 'dp-transport' ? name : tid === String(pid) ? 'main' : 'other';
-      byName.set(key, (byName.get(key) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+      byName.set(key, (byName.get(key) ?? 0) + cpuOfStat(`/proc/${pid}/task/${tid}/stat`));
     } catch {
       // The thread ended meanwhile: its time is the process's, counted in the rest.
     }

@@ -252,6 +252,9 @@ describe('a running mesh-zone', () => {
   it('says where it is on stderr, and counts requests by route, store operations, resources by kind and proxies by status in /metrics', async () => {
     const cp = await startControlPlane();
     try {
+      // The control plane's thread writes the banner once its servers listen, through the process's
+      // stderr: it may reach us after /ready does.
+      for (let i = 0; i < 250 && !cp.output().includes(' is running '); i++) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(cp.output()).toMatch(/mesh-zone .* is running \(standalone\)/);
       expect(cp.output()).toContain(`API          ${cp.url}`);
       const metrics = async () => (await fetch(`http://127.0.0.1:${cp.ports.diagnostics}/metrics`)).text();
